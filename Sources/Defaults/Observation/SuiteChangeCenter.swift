@@ -1,0 +1,104 @@
+import Synchronization
+
+/// The change stream of one suite: a registry of observers that every change is posted to.
+///
+/// Suites post here; every observation API of the library (``Defaults/updates(_:initial:)``,
+/// ``Defaults/observe(_:options:handler:)``, publishers, property wrappers, snapshots) is built on it.
+///
+/// Handlers run synchronously on the thread that made the change (for changes made by another
+/// process, on the suite's watcher thread). They must not block. Suites post only when the value a
+/// read returns actually changed, and never while holding a lock of their own, so a handler may
+/// read and write the suite.
+public final class SuiteChangeCenter: Sendable {
+    /// Identifies a registered observer, to remove it.
+    public struct Token: Sendable, Hashable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Observer {
+        let keys: Set<String>?
+        let handler: @Sendable (SuiteChange) -> Void
+        let isAlive: (@Sendable () -> Bool)?
+    }
+
+    private struct State {
+        var nextID: UInt64 = 0
+        var observers: [UInt64: Observer] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty change center.
+    public init() {}
+
+    /// Registers `handler` for changes to any of `keys` (all keys when `nil`).
+    ///
+    /// - Parameter isAlive: When given, asked (outside any lock of the center) before each call of
+    ///   `handler` and whenever observers are counted; the first time it returns `false`, the
+    ///   observer is removed without being called. Observations tied to the lifetime of another
+    ///   object use it, since nothing tells them when that object goes away.
+    public func addObserver(
+        forKeys keys: Set<String>? = nil,
+        isAlive: (@Sendable () -> Bool)? = nil,
+        _ handler: @escaping @Sendable (SuiteChange) -> Void
+    ) -> Token {
+        state.withLock { state in
+            state.nextID += 1
+            state.observers[state.nextID] = Observer(keys: keys, handler: handler, isAlive: isAlive)
+            return Token(id: state.nextID)
+        }
+    }
+
+    /// Removes an observer; removing one twice does nothing.
+    public func removeObserver(_ token: Token) {
+        _ = state.withLock { $0.observers.removeValue(forKey: token.id) }
+    }
+
+    /// The number of registered observers that are still alive.
+    ///
+    /// Observers whose `isAlive` check fails are removed first, so once every observation of a
+    /// suite is gone (invalidated, dropped, cancelled, or tied to an object that was released),
+    /// this is `0`.
+    public var observerCount: Int {
+        let checks = state.withLock { state in
+            state.observers.compactMap { id, observer in observer.isAlive.map { (id, $0) } }
+        }
+        let dead = checks.filter { !$0.1() }.map(\.0)
+        return state.withLock { state in
+            for id in dead {
+                state.observers.removeValue(forKey: id)
+            }
+            return state.observers.count
+        }
+    }
+
+    /// Tells every interested observer about `change`, unless the caller is inside
+    /// ``Defaults/withoutPropagation(_:)``.
+    public func post(_ change: SuiteChange) {
+        guard !change.keys.isEmpty, !Defaults.isPropagationSuppressed else { return }
+        let targets = state.withLock { state -> [(id: UInt64, observer: Observer)] in
+            guard !state.observers.isEmpty else { return [] }
+            return state.observers.compactMap { id, observer in
+                if let keys = observer.keys, keys.isDisjoint(with: change.keys) {
+                    return nil
+                }
+                return (id, observer)
+            }
+        }
+        var dead: [UInt64] = []
+        for target in targets {
+            if let isAlive = target.observer.isAlive, !isAlive() {
+                dead.append(target.id)
+                continue
+            }
+            target.observer.handler(change)
+        }
+        if !dead.isEmpty {
+            state.withLock { state in
+                for id in dead {
+                    state.observers.removeValue(forKey: id)
+                }
+            }
+        }
+    }
+}

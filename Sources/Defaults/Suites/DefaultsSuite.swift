@@ -1,0 +1,57 @@
+import Foundation
+
+/// A place that holds property-list values by key and tells you when they change.
+///
+/// Everything in the library reads and writes through a suite: ``Defaults/Key`` values,
+/// observation, snapshots and the `defaults` command. Values are property-list objects:
+/// `String`, `Int`, `UInt64` (above `Int.max`), `Double`, `Bool`, `Date`, `Data`, `[Any]` and
+/// `[String: Any]`.
+///
+/// A read resolves through the suite's domains in order, as `UserDefaults` does: launch
+/// arguments (where the suite supports them), the persistent values, then the registered defaults.
+///
+/// Conforming types:
+/// - ``FileSuite``: the Linux default, a durable file in Foundation's location and format.
+/// - ``UserDefaultsSuite``: Foundation's `UserDefaults` (the default on Apple platforms).
+/// - ``InMemorySuite``: values that live only in memory, for tests and previews.
+public protocol DefaultsSuite: AnyObject, Sendable {
+    /// The suite's name, as Foundation would use it (for example `com.example.app`).
+    var name: String { get }
+
+    /// The value a read of `key` returns: from the launch arguments, the persistent values or the
+    /// registered defaults, in that order; `nil` if no domain has one.
+    func object(forKey key: String) -> Any?
+
+    /// Stores `object` as the persistent value of `key`, or removes it when `object` is `nil`.
+    ///
+    /// Observers of ``changes`` are told about `key` when the value a read returns changed.
+    func set(_ object: Any?, forKey key: String)
+
+    /// Removes every persistent value. Registered defaults and launch arguments stay.
+    func removeAll()
+
+    /// Adds values to the registration domain, the lowest-precedence domain, never written to disk.
+    func register(defaults: [String: Any])
+
+    /// The persistent values, without launch arguments or registered defaults.
+    func persistentValues() -> [String: Any]
+
+    /// The change stream: every change to a value of this suite, whatever made it, is posted here once.
+    var changes: SuiteChangeCenter { get }
+
+    /// Returns when every value written so far is durably stored.
+    func flush() throws
+}
+
+extension DefaultsSuite {
+    /// Reads or writes the value of a typed key in this suite.
+    ///
+    /// ```swift
+    /// let suite = InMemorySuite()
+    /// suite[.isUnicornMode] = true
+    /// ```
+    public subscript<Value: Defaults.Serializable>(key: Defaults.Key<Value>) -> Value {
+        get { key.value(in: self) }
+        set { key.store(newValue, in: self) }
+    }
+}

@@ -1,0 +1,45 @@
+/// The domains a read of a suite searches, in order: launch arguments, persistent values,
+/// registered defaults. Suites keep one behind their lock; each mutation reports the keys whose
+/// resolved value changed, which is what observers are told.
+///
+/// `@unchecked Sendable`: the dictionaries hold only property-list objects (strings, numbers,
+/// dates, data, arrays and dictionaries of these), which are immutable values.
+struct SuiteDomains: @unchecked Sendable {
+    var arguments: [String: Any] = [:]
+    var persistent: [String: Any] = [:]
+    var registered: [String: Any] = [:]
+
+    func object(forKey key: String) -> Any? {
+        // Launch arguments are rare: skip their lookup on the hot path when there are none.
+        if !arguments.isEmpty, let object = arguments[key] {
+            return object
+        }
+        return persistent[key] ?? registered[key]
+    }
+
+    /// Sets or removes a persistent value; returns whether the resolved value changed.
+    mutating func setPersistent(_ object: Any?, forKey key: String) -> Bool {
+        let old = self.object(forKey: key)
+        persistent[key] = object
+        return !PropertyListObject.isEqual(old, self.object(forKey: key))
+    }
+
+    /// Replaces all persistent values (a reload or `removeAll`); returns the keys whose resolved
+    /// value changed.
+    mutating func replacePersistent(with values: [String: Any]) -> Set<String> {
+        let old = self
+        persistent = values
+        return changedKeys(since: old, among: Set(old.persistent.keys).union(values.keys))
+    }
+
+    /// Adds registered defaults; returns the keys whose resolved value changed.
+    mutating func register(_ defaults: [String: Any]) -> Set<String> {
+        let old = self
+        registered.merge(defaults) { _, new in new }
+        return changedKeys(since: old, among: Set(defaults.keys))
+    }
+
+    private func changedKeys(since old: SuiteDomains, among keys: Set<String>) -> Set<String> {
+        keys.filter { !PropertyListObject.isEqual(old.object(forKey: $0), object(forKey: $0)) }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Synchronization
+
+/// Foundation's `UserDefaults` as a suite: the default on Apple platforms, and usable on Linux.
+///
+/// On Linux, Foundation loses values that were not synchronized before the process exits. Writes
+/// made through this suite are therefore synchronized shortly after they happen (several writes
+/// share one `synchronize()`), on ``flush()``, and at normal process exit.
+///
+/// Changes are announced for writes made through this suite. Foundation posts no change
+/// notification on Linux, so a value set with `UserDefaults.set(_:forKey:)` directly, or by another
+/// process, is not seen until it is read.
+public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
+    // `@unchecked`: Foundation documents UserDefaults as thread-safe; it is not marked Sendable
+    // only because it is an open class. The rest of the state is behind a Mutex.
+
+    /// The wrapped defaults object.
+    public let userDefaults: UserDefaults
+    public let name: String
+    public let changes = SuiteChangeCenter()
+    /// The persistent domain's name when known: `UserDefaults` does not tell its own.
+    private let domainName: String?
+    private let isSynchronizePending = Mutex(false)
+
+    /// How long writes are collected before one `synchronize()` stores them all.
+    static let coalescingDelay: Duration = .milliseconds(50)
+
+    private static let instances = Mutex<[ObjectIdentifier: UserDefaultsSuite]>([:])
+
+    /// The suite for `UserDefaults.standard`.
+    public static let standard = shared(.standard, name: Defaults.standardSuiteName)
+
+    /// The one suite that wraps `userDefaults`, so that every key and observer of the same
+    /// `UserDefaults` object shares one change stream.
+    public static func shared(_ userDefaults: UserDefaults, name: String? = nil) -> UserDefaultsSuite {
+        let id = ObjectIdentifier(userDefaults)
+        return instances.withLock { instances in
+            if let suite = instances[id] {
+                return suite
+            }
+            let suite = UserDefaultsSuite(userDefaults, domainName: name, index: instances.count)
+            instances[id] = suite
+            return suite
+        }
+    }
+
+    /// The suite for `UserDefaults(suiteName:)`; `nil` where Foundation refuses the name.
+    public static func named(_ suiteName: String) -> UserDefaultsSuite? {
+        UserDefaults(suiteName: suiteName).map { shared($0, name: suiteName) }
+    }
+
+    private init(_ userDefaults: UserDefaults, domainName: String?, index: Int) {
+        self.userDefaults = userDefaults
+        self.domainName = domainName
+        self.name = domainName ?? "UserDefaults-\(index)"
+        SuiteRegistry.add(self)
+    }
+
+    public func object(forKey key: String) -> Any? {
+        userDefaults.object(forKey: key).flatMap(PropertyListObject.normalized)
+    }
+
+    public func set(_ object: Any?, forKey key: String) {
+        let old = self.object(forKey: key)
+        if let object {
+            userDefaults.set(object, forKey: key)
+        } else {
+            userDefaults.removeObject(forKey: key)
+        }
+        scheduleSynchronize()
+        if !PropertyListObject.isEqual(old, self.object(forKey: key)) {
+            changes.post(SuiteChange(keys: [key]))
+        }
+    }
+
+    public func removeAll() {
+        let keys = Array(persistentValues().keys)
+        let old = Dictionary(uniqueKeysWithValues: keys.map { ($0, self.object(forKey: $0)) })
+        for key in keys {
+            userDefaults.removeObject(forKey: key)
+        }
+        scheduleSynchronize()
+        changes.post(SuiteChange(keys: Set(keys.filter { !PropertyListObject.isEqual(old[$0] ?? nil, object(forKey: $0)) })))
+    }
+
+    public func register(defaults: [String: Any]) {
+        userDefaults.register(defaults: defaults)
+    }
+
+    /// The suite's persistent domain. For a `UserDefaults` object whose domain name is unknown
+    /// (one passed to ``shared(_:name:)`` without a name), every value it resolves except
+    /// registered defaults and launch arguments.
+    public func persistentValues() -> [String: Any] {
+        let values: [String: Any]
+        if let domainName {
+            values = userDefaults.persistentDomain(forName: domainName) ?? [:]
+        } else {
+            let volatile = [UserDefaults.registrationDomain, UserDefaults.argumentDomain]
+                .compactMap { userDefaults.volatileDomain(forName: $0) }
+                .reduce(into: Set<String>()) { $0.formUnion($1.keys) }
+            values = userDefaults.dictionaryRepresentation().filter { !volatile.contains($0.key) }
+        }
+        return values.compactMapValues(PropertyListObject.normalized)
+    }
+
+    public func flush() throws {
+        isSynchronizePending.withLock { $0 = false }
+        guard userDefaults.synchronize() else {
+            throw SuiteError(suite: name, kind: .writeFailed, message: "UserDefaults.synchronize() failed")
+        }
+    }
+
+    private func scheduleSynchronize() {
+        let alreadyPending = isSynchronizePending.withLock { pending in
+            defer { pending = true }
+            return pending
+        }
+        guard !alreadyPending else { return }
+        Task.detached { [self] in
+            try? await Task.sleep(for: Self.coalescingDelay)
+            guard isSynchronizePending.withLock({ $0 }) else { return }
+            do {
+                try flush()
+            } catch {
+                Defaults.logger.error("\(error)")
+            }
+        }
+    }
+}
