@@ -93,10 +93,8 @@ public protocol DefaultsPreferPropertyList: Codable {}
 /// Lets generic code ask whether a value is `Optional.none`.
 protocol OptionalProtocol {
     var isNil: Bool { get }
-    var wrappedObject: Any? { get }
 }
 
 extension Optional: OptionalProtocol {
     var isNil: Bool { self == nil }
-    var wrappedObject: Any? { self.map { $0 as Any } }
 }

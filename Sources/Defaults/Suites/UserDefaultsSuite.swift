@@ -83,6 +83,8 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
         changes.post(SuiteChange(keys: Set(keys.filter { !PropertyListObject.isEqual(old[$0] ?? nil, object(forKey: $0)) })))
     }
 
+    /// Registers with Foundation, whose registration domain is shared by every `UserDefaults`
+    /// object of the process.
     public func register(defaults: [String: Any]) {
         userDefaults.register(defaults: defaults)
     }

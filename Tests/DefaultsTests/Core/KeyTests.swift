@@ -3,12 +3,14 @@ import Foundation
 import Synchronization
 import Testing
 
+// Key names are unique per test: Foundation's registration domain is shared by every
+// UserDefaults object of a process.
 @Suite("Keys")
 struct KeyTests {
     @Test(arguments: SuiteKind.allCases)
     func optionalKeyDefaultsToNil(kind: SuiteKind) {
         let suite = kind.make()
-        let key = Defaults.Key<Double?>("name", suite: suite)
+        let key = Defaults.Key<Double?>("name_optionalKeyD", suite: suite)
         #expect(Defaults[key] == nil)
         Defaults[key] = 1.5
         #expect(Defaults[key] == 1.5)
@@ -20,11 +22,11 @@ struct KeyTests {
     func dynamicDefaultIsEvaluatedOnEachReadAndNotRegistered(kind: SuiteKind) {
         let suite = kind.make()
         let counter = Counter()
-        let key = Defaults.Key<Int>("dynamic", suite: suite) { counter.next() }
+        let key = Defaults.Key<Int>("dynamic_dynamicDefau", suite: suite) { counter.next() }
         #expect(key.isDefaultValueDynamic)
         #expect(Defaults[key] == 1)
         #expect(Defaults[key] == 2)
-        #expect(suite.object(forKey: "dynamic") == nil)
+        #expect(suite.object(forKey: "dynamic_dynamicDefau") == nil)
         Defaults[key] = 10
         #expect(Defaults[key] == 10)
         #expect(counter.value == 2)
@@ -33,7 +35,7 @@ struct KeyTests {
     @Test(arguments: SuiteKind.allCases)
     func staticDefaultIsRegistered(kind: SuiteKind) {
         let suite = kind.make()
-        let key = Defaults.Key<Bool>("registered", default: true, suite: suite)
+        let key = Defaults.Key<Bool>("registered_staticDefaul", default: true, suite: suite)
         #expect(!key.isDefaultValueDynamic)
         #expect(suite.object(forKey: key.name) as? Bool == true)
         #expect(suite.persistentValues().isEmpty)
@@ -42,9 +44,9 @@ struct KeyTests {
     @Test(arguments: SuiteKind.allCases)
     func resetTypedKeys(kind: SuiteKind) {
         let suite = kind.make()
-        let first = Defaults.Key<Int>("first", default: 1, suite: suite)
-        let second = Defaults.Key<String>("second", default: "a", suite: suite)
-        let third = Defaults.Key<[Int]>("third", default: [], suite: suite)
+        let first = Defaults.Key<Int>("first_resetTypedKe", default: 1, suite: suite)
+        let second = Defaults.Key<String>("second_resetTypedKe", default: "a", suite: suite)
+        let third = Defaults.Key<[Int]>("third_resetTypedKe", default: [], suite: suite)
         Defaults[first] = 5
         Defaults[second] = "b"
         Defaults[third] = [1]
@@ -59,22 +61,22 @@ struct KeyTests {
     @Test(arguments: SuiteKind.allCases)
     func resetStringKeys(kind: SuiteKind) {
         let suite = kind.make()
-        let first = Defaults.Key<Int>("first", default: 1, suite: suite)
-        let second = Defaults.Key<Int>("second", default: 2, suite: suite)
+        let first = Defaults.Key<Int>("first_resetStringK", default: 1, suite: suite)
+        let second = Defaults.Key<Int>("second_resetStringK", default: 2, suite: suite)
         Defaults[first] = 10
         Defaults[second] = 20
-        Defaults.reset("first", suite: suite)
+        Defaults.reset("first_resetStringK", suite: suite)
         #expect(Defaults[first] == 1)
         #expect(Defaults[second] == 20)
-        Defaults.reset(["second"], suite: suite)
+        Defaults.reset(["second_resetStringK"], suite: suite)
         #expect(Defaults[second] == 2)
     }
 
     @Test(arguments: SuiteKind.allCases)
     func removeAllKeepsRegisteredDefaults(kind: SuiteKind) {
         let suite = kind.make()
-        let first = Defaults.Key<Int>("first", default: 1, suite: suite)
-        let second = Defaults.Key<String?>("second", suite: suite)
+        let first = Defaults.Key<Int>("first_removeAllKee", default: 1, suite: suite)
+        let second = Defaults.Key<String?>("second_removeAllKee", suite: suite)
         Defaults[first] = 10
         Defaults[second] = "x"
         Defaults.removeAll(suite: suite)
@@ -86,7 +88,7 @@ struct KeyTests {
     @Test(arguments: SuiteKind.allCases)
     func suiteSubscript(kind: SuiteKind) {
         let suite = kind.make()
-        let key = Defaults.Key<Int>("count", default: 0, suite: suite)
+        let key = Defaults.Key<Int>("count_suiteSubscri", default: 0, suite: suite)
         suite[key] += 2
         #expect(Defaults[key] == 2)
     }
@@ -95,13 +97,13 @@ struct KeyTests {
         let name = "swift-defaults-tests-\(UUID().uuidString)"
         TemporarySuites.remember(name)
         let userDefaults = try #require(UserDefaults(suiteName: name))
-        let key = Defaults.Key<Int>("count", default: 3, suite: userDefaults)
+        let key = Defaults.Key<Int>("count_userDefaults", default: 3, suite: userDefaults)
         #expect(userDefaults[key] == 3)
-        #expect(userDefaults.integer(forKey: "count") == 3)
+        #expect(userDefaults.integer(forKey: "count_userDefaults") == 3)
         userDefaults[key] = 4
         #expect(Defaults[key] == 4)
-        #expect(userDefaults.integer(forKey: "count") == 4)
-        Defaults.reset("count", suite: userDefaults)
+        #expect(userDefaults.integer(forKey: "count_userDefaults") == 4)
+        Defaults.reset("count_userDefaults", suite: userDefaults)
         #expect(Defaults[key] == 3)
         Defaults[key] = 5
         Defaults.removeAll(suite: userDefaults)
