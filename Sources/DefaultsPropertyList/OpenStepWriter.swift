@@ -1,0 +1,202 @@
+import Foundation
+
+/// Prints values in the old-style (OpenStep) text format, laid out as macOS
+/// `defaults read` prints them.
+///
+/// The layout reproduces `-[NSDictionary descriptionWithLocale:indent:]`:
+/// a nested collection starts with its own indentation right after `= `,
+/// which gives the familiar `key =     (` lines.
+struct OpenStepWriter: ~Copyable {
+    private var out = ByteWriter(capacity: 1024)
+
+    static func describe(_ value: Any) -> String {
+        var writer = OpenStepWriter()
+        switch PropertyListValue.classify(value) {
+        case .string(let string):
+            // `defaults read domain key` prints a top-level scalar as its plain description.
+            writer.out.append(string)
+        case .date(let date):
+            writer.appendDateText(date)
+        case .int(let int):
+            writer.out.appendDecimal(int)
+        case .double(let double):
+            NumberText.appendDescription(double, to: &writer.out)
+        default:
+            writer.write(value, level: 0)
+        }
+        return writer.out.finishString()
+    }
+
+    private mutating func write(_ value: Any, level: Int) {
+        switch PropertyListValue.classify(value) {
+        case .string(let string):
+            appendQuotedIfNeeded(string)
+        case .int(let int):
+            if int < 0 { appendQuoted { $0.appendDecimal(int) } } else { out.appendDecimal(int) }
+        case .uint(let uint):
+            out.appendDecimal(uint)
+        case .double(let double):
+            var text = ByteWriter(capacity: 32)
+            NumberText.appendDescription(double, to: &text)
+            appendQuotedIfNeeded(text.finishString())
+        case .bool(let bool):
+            out.append(bool ? UInt8(ascii: "1") : UInt8(ascii: "0"))
+        case .date(let date):
+            out.append(UInt8(ascii: "\""))
+            appendDateText(date)
+            out.append(UInt8(ascii: "\""))
+        case .data(let data):
+            appendData(data)
+        case .array(let array):
+            writeArray(array, level: level)
+        case .dictionary(let dictionary):
+            writeEntries(dictionary.sorted { $0.key < $1.key }, level: level)
+        case .hashableDictionary(let dictionary):
+            // Non-string keys cannot be written back anyway; describe them rather than fail.
+            let entries = dictionary.map { (key: ($0.key.base as? String) ?? String(describing: $0.key.base), value: $0.value) }
+            writeEntries(entries.sorted { $0.key < $1.key }, level: level)
+        case .null:
+            out.append("\"<null>\"")
+        case .unsupported:
+            appendQuotedIfNeeded(String(describing: value))
+        }
+    }
+
+    private mutating func indent(_ level: Int) {
+        out.append(repeating: UInt8(ascii: " "), count: 4 * level)
+    }
+
+    private mutating func writeArray(_ array: [Any], level: Int) {
+        indent(level)
+        guard level < PropertyList.maximumDepth else {
+            out.append("( ... )")
+            return
+        }
+        out.append("(\n")
+        for (index, element) in array.enumerated() {
+            indent(level + 1)
+            write(element, level: level + 1)
+            out.append(index + 1 < array.count ? ",\n" : "\n")
+        }
+        indent(level)
+        out.append(UInt8(ascii: ")"))
+    }
+
+    private mutating func writeEntries(_ entries: [(key: String, value: Any)], level: Int) {
+        indent(level)
+        guard level < PropertyList.maximumDepth else {
+            out.append("{ ... }")
+            return
+        }
+        out.append("{\n")
+        for (key, value) in entries {
+            indent(level + 1)
+            appendQuotedIfNeeded(key)
+            out.append(" = ")
+            write(value, level: level + 1)
+            out.append(";\n")
+        }
+        indent(level)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// `{length = 3, bytes = 0x010203}`; longer data shows its first 16 and last 8 bytes, as macOS 10.15 and later print it.
+    private mutating func appendData(_ data: Data) {
+        out.append("{length = ")
+        out.appendDecimal(data.count)
+        out.append(", bytes = 0x")
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            if bytes.count <= 24 {
+                for byte in bytes { out.appendHex(byte) }
+                out.append(UInt8(ascii: "}"))
+                return
+            }
+            for group in 0..<4 {
+                if group > 0 { out.append(UInt8(ascii: " ")) }
+                for byte in bytes[(group * 4)..<(group * 4 + 4)] { out.appendHex(byte) }
+            }
+            out.append(" ... ")
+            let tail = bytes.count - 8
+            for group in 0..<2 {
+                for byte in bytes[(tail + group * 4)..<(tail + group * 4 + 4)] { out.appendHex(byte) }
+                out.append(UInt8(ascii: " "))
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// `2024-01-01 12:00:00 +0000`, the description of an `NSDate`.
+    private mutating func appendDateText(_ date: Date) {
+        let civil = CivilTime(referenceInterval: date.timeIntervalSinceReferenceDate)
+        out.appendPadded(civil.year, width: 4)
+        out.append(UInt8(ascii: "-"))
+        out.appendPadded(civil.month, width: 2)
+        out.append(UInt8(ascii: "-"))
+        out.appendPadded(civil.day, width: 2)
+        out.append(UInt8(ascii: " "))
+        out.appendPadded(civil.hour, width: 2)
+        out.append(UInt8(ascii: ":"))
+        out.appendPadded(civil.minute, width: 2)
+        out.append(UInt8(ascii: ":"))
+        out.appendPadded(civil.second, width: 2)
+        out.append(" +0000")
+    }
+
+    private mutating func appendQuoted(_ body: (inout ByteWriter) -> Void) {
+        out.append(UInt8(ascii: "\""))
+        body(&out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Strings print bare only when they are ASCII letters and digits, as in `defaults read`;
+    /// anything else is quoted, with non-ASCII characters as `\UXXXX` (UTF-16, lowercase hex).
+    private mutating func appendQuotedIfNeeded(_ string: String) {
+        var string = string
+        string.withUTF8 { bytes in
+            let bare =
+                !bytes.isEmpty
+                && bytes.allSatisfy { byte in
+                    (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+                        || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                }
+            if bare {
+                out.append(bytes)
+                return
+            }
+            out.append(UInt8(ascii: "\""))
+            var asciiOnly = true
+            for byte in bytes where byte >= 0x80 { asciiOnly = false; break }
+            if asciiOnly {
+                for byte in bytes { appendEscapedASCII(byte) }
+            } else {
+                for unit in String(decoding: bytes, as: UTF8.self).utf16 {
+                    if unit < 0x80 {
+                        appendEscapedASCII(UInt8(unit))
+                    } else {
+                        appendUnicodeEscape(unit)
+                    }
+                }
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+    }
+
+    private mutating func appendEscapedASCII(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): out.append("\\\"")
+        case UInt8(ascii: "\\"): out.append("\\\\")
+        case UInt8(ascii: "\n"): out.append("\\n")
+        case UInt8(ascii: "\t"): out.append("\\t")
+        case UInt8(ascii: "\r"): out.append("\\r")
+        case 0..<0x20, 0x7F: appendUnicodeEscape(UInt16(byte))
+        default: out.append(byte)
+        }
+    }
+
+    private mutating func appendUnicodeEscape(_ unit: UInt16) {
+        out.append("\\U")
+        out.appendHex(UInt8(unit >> 8))
+        out.appendHex(UInt8(unit & 0xFF))
+    }
+}

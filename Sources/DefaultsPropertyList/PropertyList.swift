@@ -1,0 +1,176 @@
+import Foundation
+
+/// A fast, dependency-free reader and writer of property lists.
+///
+/// Values use Foundation's model, held as `Any`: `String`, `Int`, `UInt64`
+/// (only for integers above `Int.max`), `Double`, `Bool`, `Date`, `Data`,
+/// `[Any]` and `[String: Any]`. Readers produce exactly these types; writers
+/// also accept what Foundation hands out (`NSNumber`, `NSString`, `NSArray`,
+/// `NSDictionary`, `[AnyHashable: Any]`, `Optional` wrappers) and the other
+/// fixed-width integers and `Float`.
+///
+/// ```swift
+/// let data = try PropertyList.encodeXML(["volume": 0.5, "names": ["a", "b"]])
+/// let value = try PropertyList.decode(data) as? [String: Any]
+/// ```
+public enum PropertyList {
+    /// How deeply containers may nest. Readers reject deeper input and writers
+    /// deeper values, so that hostile input cannot exhaust the stack.
+    public static let maximumDepth = 512
+
+    /// The serialization formats this module reads.
+    public enum Format: Sendable, Hashable {
+        /// Apple's XML property list (`<?xml ...?><plist>...`), or a bare element such as `<integer>5</integer>`.
+        case xml
+        /// Apple's binary property list, `bplist00`.
+        case binary
+        /// Old-style OpenStep/NeXT text: `{ key = value; }`, `(a, b)`.
+        case openStep
+    }
+
+    /// Tells which format `data` is in from its first bytes.
+    ///
+    /// Anything that is neither binary nor XML is taken to be old-style text,
+    /// which may still fail to parse.
+    public static func format(of data: some ContiguousBytes) -> Format {
+        data.withUnsafeBytes { raw in format(of: raw.bindMemory(to: UInt8.self)) }
+    }
+
+    /// Detects the format (binary `bplist00`, XML, or old-style text) and decodes.
+    ///
+    /// - Throws: ``PropertyListError`` with the byte offset (and line, for text)
+    ///   of the problem. Malformed or hostile input never crashes or hangs.
+    public static func decode(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
+        try withBytes(data) { (bytes) throws(PropertyListError) -> Any in
+            if BinaryReader.isBinary(bytes) { return try BinaryReader.decode(bytes) }
+            if let utf8 = transcodedUTF16(bytes) {
+                return try withBytes(utf8) { (bytes) throws(PropertyListError) -> Any in try decodeText(bytes) }
+            }
+            return try decodeText(bytes)
+        }
+    }
+
+    /// Decodes an XML property list, with or without the `<plist>` wrapper.
+    public static func decodeXML(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
+        try withBytes(data) { (bytes) throws(PropertyListError) -> Any in try XMLReader.decode(bytes) }
+    }
+
+    /// Decodes a binary (`bplist00`) property list.
+    ///
+    /// Every offset, count and reference is bounds-checked; cycles and
+    /// reference graphs that expand to far more values than the file could
+    /// hold are rejected.
+    public static func decodeBinary(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
+        try withBytes(data) { (bytes) throws(PropertyListError) -> Any in try BinaryReader.decode(bytes) }
+    }
+
+    /// Encodes `value` as an XML property list, in exactly the layout Foundation
+    /// writes (XML declaration, DOCTYPE, `<plist version="1.0">`, tab
+    /// indentation, base64 data in CoreFoundation's line lengths), with
+    /// dictionary keys sorted so that the output is deterministic.
+    ///
+    /// Reals are written in their shortest round-trip form (`0.1`, `1`,
+    /// `-2.5`) and as `0.0`, `nan`, `+infinity`, `-infinity` like Foundation; dates as
+    /// `yyyy-MM-ddTHH:mm:ssZ` in UTC, rounded down to the second as
+    /// Foundation does.
+    ///
+    /// - Throws: ``PropertyListError`` of kind `unsupportedValue`, naming the
+    ///   type and the key path, for a value with no property-list form (a
+    ///   `nil`, a `URL`, a non-string dictionary key, ...), or `tooDeep`.
+    public static func encodeXML(_ value: Any) throws(PropertyListError) -> Data {
+        try XMLWriter.encode(value)
+    }
+
+    /// Old-style (OpenStep/NeXT) text, the way macOS `defaults read` prints:
+    /// `{\n    key = value;\n}` with 4-space indentation, `(\n    1,\n    2\n)`,
+    /// strings quoted unless they are ASCII letters and digits (non-ASCII as
+    /// `\UXXXX`), data as `{length = 3, bytes = 0x010203}`, dates as
+    /// `"2024-01-01 12:00:00 +0000"`, booleans as `1`/`0`.
+    ///
+    /// As in `defaults read domain key`, a top-level string, number or date
+    /// prints as its plain description, without quotes. Values that have no
+    /// property-list form print as their description rather than failing.
+    public static func openStepDescription(_ value: Any) -> String {
+        OpenStepWriter.describe(value)
+    }
+
+    /// Parses old-style text as `defaults write` accepts it: `(1, 2)`,
+    /// `{ a = 1; b = (x, y); }`, quoted strings with `\"` `\\` `\n` `\U00e9`
+    /// escapes, `<0fa1 22>` hex data, bare words, `//` and `/* */` comments.
+    /// Old-style scalars are strings (`(1, 2)` is `["1", "2"]`), as in
+    /// CoreFoundation.
+    ///
+    /// An XML fragment such as `<integer>5</integer>`, `<array>...</array>` or
+    /// `<dict>...</dict>` (or a whole XML document) is decoded as XML.
+    public static func parseText(_ text: String) throws(PropertyListError) -> Any {
+        var text = text
+        let result = text.withUTF8 { bytes in Result { () throws(PropertyListError) -> Any in try decodeText(bytes) } }
+        return try result.get()
+    }
+
+    /// Converts a Foundation-style value into exactly this module's value
+    /// model: `NSNumber` into `Bool`, `Int`, `UInt64` or `Double`, bridged
+    /// collections into `[Any]` and `[String: Any]`, `Optional` wrappers
+    /// removed, other integer widths into `Int`, `Float` into `Double`.
+    ///
+    /// - Throws: ``PropertyListError`` of kind `unsupportedValue` for anything
+    ///   that cannot be stored in a property list.
+    public static func normalize(_ value: Any) throws(PropertyListError) -> Any {
+        try ValueNormalizer.normalize(value, depth: 0)
+    }
+
+    /// Whether two values are equal as property-list values (`NaN` equals
+    /// `NaN`; `1`, `1.0` and `true` are all different).
+    ///
+    /// Values that are not property-list values compare unequal.
+    public static func isEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+        ValueNormalizer.isEqual(lhs, rhs, depth: 0)
+    }
+
+    // MARK: - Helpers
+
+    private static func format(of bytes: UnsafeBufferPointer<UInt8>) -> Format {
+        if BinaryReader.isBinary(bytes) { return .binary }
+        if let utf8 = transcodedUTF16(bytes) {
+            return utf8.withUnsafeBufferPointer { TextReader.startsWithXML($0) } ? .xml : .openStep
+        }
+        return TextReader.startsWithXML(bytes) ? .xml : .openStep
+    }
+
+    private static func decodeText(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> Any {
+        TextReader.startsWithXML(bytes) ? try XMLReader.decode(bytes) : try TextReader.decode(bytes)
+    }
+
+    /// Old-style `.strings` files are often UTF-16 with a byte order mark; the
+    /// readers work on UTF-8, so such input is transcoded first.
+    private static func transcodedUTF16(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard bytes.count >= 2 else { return nil }
+        let bigEndian: Bool
+        switch (bytes[0], bytes[1]) {
+        case (0xFE, 0xFF): bigEndian = true
+        case (0xFF, 0xFE): bigEndian = false
+        default: return nil
+        }
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var index = 2
+        while index + 1 < bytes.count {
+            let first = UInt16(bytes[index])
+            let second = UInt16(bytes[index + 1])
+            units.append(bigEndian ? first << 8 | second : second << 8 | first)
+            index += 2
+        }
+        return Array(String(decoding: units, as: UTF16.self).utf8)
+    }
+
+    /// Runs `body` on the bytes of `data` while keeping the typed error.
+    private static func withBytes<R>(
+        _ data: some ContiguousBytes,
+        _ body: (UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> R
+    ) throws(PropertyListError) -> R {
+        let result = data.withUnsafeBytes { raw in
+            Result { () throws(PropertyListError) -> R in try body(raw.bindMemory(to: UInt8.self)) }
+        }
+        return try result.get()
+    }
+}
