@@ -9,7 +9,7 @@ extension Defaults {
     #if canImport(Darwin)
     public static let standardSuite: any DefaultsSuite = UserDefaultsSuite.standard
     #else
-    public static let standardSuite: any DefaultsSuite = UserDefaultsSuite.standard
+    public static let standardSuite: any DefaultsSuite = FileSuite.standard
     #endif
 
     /// The name Foundation gives the standard suite of this process: the bundle identifier, or

@@ -1,0 +1,38 @@
+// swift-tools-version: 6.1
+// The benchmarks of swift-defaults, in a package of their own so that the library does not
+// depend on the benchmark package. Run from this directory:
+//
+//     swift package benchmark                 # package-benchmark's tables (P1, P3, P4, P5, P7)
+//     swift run -c release RatioReport        # the DESIGN.md ratios against their targets
+import PackageDescription
+
+let package = Package(
+    name: "swift-defaults-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "swift-defaults", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The data and suites both executables measure.
+        .target(
+            name: "BenchmarkFixtures",
+            dependencies: [.product(name: "Defaults", package: "swift-defaults")]
+        ),
+        .executableTarget(
+            name: "FileSuiteBenchmarks",
+            dependencies: [
+                "BenchmarkFixtures",
+                .product(name: "Defaults", package: "swift-defaults"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/FileSuiteBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "RatioReport",
+            dependencies: ["BenchmarkFixtures", .product(name: "Defaults", package: "swift-defaults")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

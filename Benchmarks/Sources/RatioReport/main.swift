@@ -1,0 +1,188 @@
+// Measures each DESIGN.md performance target against its baseline in one run and prints the
+// ratios: `swift run -c release RatioReport`. (package-benchmark's `swift package benchmark`
+// gives the full distributions; this gives the ratios the targets are stated in.)
+import BenchmarkFixtures
+@_spi(Testing) import Defaults
+import Foundation
+
+/// Sinks results so the optimizer keeps the work.
+nonisolated(unsafe) var sink = 0
+
+@inline(never)
+func consume<T>(_ value: T) {
+    withUnsafeBytes(of: value) { sink &+= Int($0.first ?? 0) }
+}
+
+/// The median time of one operation: `repeats` samples of `iterations` operations each.
+func measure(iterations: Int, repeats: Int = 15, _ body: (Int) throws -> Void) rethrows -> Duration {
+    var samples: [Duration] = []
+    try body(0)  // warm-up
+    for _ in 0..<repeats {
+        let start = ContinuousClock.now
+        for index in 0..<iterations {
+            try body(index)
+        }
+        samples.append((ContinuousClock.now - start) / iterations)
+    }
+    return samples.sorted()[samples.count / 2]
+}
+
+func format(_ duration: Duration) -> String {
+    let nanoseconds = Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+    if nanoseconds >= 1e6 { return String(format: "%.2f ms", nanoseconds / 1e6) }
+    if nanoseconds >= 1e3 { return String(format: "%.2f µs", nanoseconds / 1e3) }
+    return String(format: "%.1f ns", nanoseconds)
+}
+
+func ratio(_ lhs: Duration, _ rhs: Duration) -> Double {
+    lhs / rhs
+}
+
+var rows: [(String, String, String, String, String)] = []
+/// Records a measurement; `met` is `nil` for one that has no target, only a figure to report.
+@MainActor func row(_ target: String, _ ours: String, _ baseline: String, _ result: String, _ met: Bool?) {
+    let verdict = met.map { $0 ? "met" : "NOT met" } ?? "no target"
+    rows.append((target, ours, baseline, result, verdict))
+    print("\(target): ours \(ours), baseline \(baseline): \(result) (\(verdict))")
+}
+
+// MARK: P7 runs in a fresh child process, so that nothing else is resident.
+
+let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "--memory-child" {
+    let url = URL(fileURLWithPath: arguments[2])
+    // Load the code and Foundation's state first, on a small file.
+    let warmDirectory = Fixtures.makeDirectory()
+    Fixtures.removeAtExit(directory: warmDirectory, userDefaultsSuites: [])
+    let warm = FileSuite(name: "warm", directory: warmDirectory, arguments: [])
+    warm.set(1, forKey: "a")
+    try? warm.flush()
+    _ = FileSuite(name: "warm", directory: warmDirectory, arguments: []).object(forKey: "a")
+    let before = Fixtures.residentBytes()
+    let suite = FileSuite(fileURL: url, arguments: [])
+    let after = Fixtures.residentBytes()
+    consume(suite.object(forKey: "setting-1") as? String)
+    print(after - before)
+    exit(0)
+}
+
+if arguments.count == 4, arguments[1] == "--latency-writer", let count = Int(arguments[3]) {
+    try runLatencyWriter(directory: URL(fileURLWithPath: arguments[2]), count: count)
+    exit(0)
+}
+
+let directory = Fixtures.makeDirectory()
+let smallName = Fixtures.userDefaultsSuiteName("small")
+let largeName = Fixtures.userDefaultsSuiteName("large")
+Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [smallName, largeName])
+
+// MARK: P1
+
+let suite = FileSuite(name: "ratios", directory: directory, arguments: [])
+let intKey = Defaults.Key<Int>("intKey", default: 0, suite: suite)
+Defaults[intKey] = 42
+let dictionary: [String: Any] = ["intKey": 42, "other": "x"]
+guard let userDefaults = UserDefaults(suiteName: smallName) else {
+    print("UserDefaults(suiteName:) refused the suite")
+    exit(1)
+}
+userDefaults.set(42, forKey: "intKey")
+
+let p1 = measure(iterations: 200_000) { _ in consume(Defaults[intKey]) }
+let p1Dictionary = measure(iterations: 200_000) { _ in consume(dictionary["intKey"] as? Int) }
+let p1UserDefaults = measure(iterations: 200_000) { _ in consume(userDefaults.integer(forKey: "intKey")) }
+// The suite's own share of a read, without the key's decoding (Defaults.Key and its bridge).
+let p1Suite = measure(iterations: 200_000) { _ in consume(suite.object(forKey: "intKey") as? Int) }
+row("P1 suite.object(forKey:) as? Int vs [String: Any] (the suite's share)", format(p1Suite), format(p1Dictionary), String(format: "%.2f×", ratio(p1Suite, p1Dictionary)), ratio(p1Suite, p1Dictionary) <= 2)
+row("P1 read vs [String: Any] (≤ 2×)", format(p1), format(p1Dictionary), String(format: "%.2f×", ratio(p1, p1Dictionary)), ratio(p1, p1Dictionary) <= 2)
+row("P1 read vs UserDefaults.integer (≥ 5× faster)", format(p1), format(p1UserDefaults), String(format: "%.1f× faster", ratio(p1UserDefaults, p1)), ratio(p1UserDefaults, p1) >= 5)
+
+// MARK: P3
+
+let p3 = measure(iterations: 100_000) { index in Defaults[intKey] = index }
+let p3UserDefaults = measure(iterations: 20_000) { index in userDefaults.set(index, forKey: "intKey") }
+row("P3 write vs UserDefaults.set (≤ 1/10)", format(p3), format(p3UserDefaults), String(format: "1/%.1f", ratio(p3UserDefaults, p3)), ratio(p3UserDefaults, p3) >= 10)
+
+// MARK: P4
+
+var writeCounts: [Int] = []
+for round in 0..<5 {
+    let coalesced = FileSuite(name: "coalesce\(round)", directory: directory, arguments: [])
+    for index in 0..<10_000 {
+        coalesced.set(index, forKey: "key\(index % 100)")
+    }
+    try coalesced.flush()
+    writeCounts.append(coalesced.writeCount)
+}
+let maxWrites = writeCounts.max() ?? 0
+row("P4 10,000 writes over 100 keys + flush (≤ 5 file writes)", "\(maxWrites) writes (max of 5 runs: \(writeCounts))", "-", "\(maxWrites)", maxWrites <= 5)
+
+let large = try Fixtures.tenThousandKeySuite(in: directory)
+guard let largeUserDefaults = Fixtures.tenThousandKeyUserDefaults(name: largeName) else {
+    print("UserDefaults(suiteName:) refused the suite")
+    exit(1)
+}
+let p4 = try measure(iterations: 20) { index in
+    large.set(index, forKey: "changed")
+    try large.flush()
+}
+let p4UserDefaults = measure(iterations: 5, repeats: 7) { index in
+    largeUserDefaults.set(index, forKey: "changed")
+    consume(largeUserDefaults.synchronize())
+}
+row("P4 flush of 10,000 keys vs synchronize() (≥ 10× faster)", format(p4), format(p4UserDefaults), String(format: "%.1f× faster", ratio(p4UserDefaults, p4)), ratio(p4UserDefaults, p4) >= 10)
+
+// MARK: P5
+
+let fileURL = large.fileURL
+let p5 = measure(iterations: 10) { _ in
+    let loaded = FileSuite(fileURL: fileURL, arguments: [])
+    consume(loaded.object(forKey: "setting-1") as? String)
+}
+let p5Foundation = measure(iterations: 5, repeats: 9) { _ in
+    let data = (try? Data(contentsOf: fileURL)) ?? Data()
+    consume((try? PropertyListSerialization.propertyList(from: data, format: nil)) != nil)
+}
+row("P5 cold load vs PropertyListSerialization decode (≤ 1/3)", format(p5), format(p5Foundation), String(format: "1/%.1f", ratio(p5Foundation, p5)), ratio(p5Foundation, p5) >= 3)
+
+// MARK: P7
+
+let fileSize = (try FileManager.default.attributesOfItem(atPath: fileURL.path)[.size] as? Int) ?? 0
+let child = Process()
+child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+child.arguments = ["--memory-child", fileURL.path]
+let pipe = Pipe()
+child.standardOutput = pipe
+try child.run()
+let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+child.waitUntilExit()
+let resident = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+let memoryRatio = Double(resident) / Double(max(fileSize, 1))
+row("P7 resident memory vs file size (≤ 3×)", "\(resident / 1024) KB", "file \(fileSize / 1024) KB", String(format: "%.2f×", memoryRatio), resident >= 0 && memoryRatio <= 3)
+
+// MARK: Observation: a write's cost with observers, and P6
+
+let unobserved = writeCost(observers: 0)
+for observerCount in [1, 1_000] {
+    let observed = writeCost(observers: observerCount)
+    row(
+        "write with \(observerCount) observer(s) on the key vs with none", format(observed), format(unobserved),
+        String(format: "%.1f×", ratio(observed, unobserved)), nil
+    )
+}
+
+let latencies = try crossProcessLatencies(directory: directory, count: 200)
+let p50 = Duration.nanoseconds(percentile(latencies, 0.5))
+let p99 = Duration.nanoseconds(percentile(latencies, 0.99))
+row(
+    "P6 another process's change seen by an observer, p99 (≤ 50 ms)",
+    "p50 \(format(p50)), p99 \(format(p99)), \(latencies.count)/200 seen", "Foundation: never",
+    format(p99), latencies.count == 200 && p99 <= .milliseconds(50)
+)
+
+print("")
+print("| target | ours | baseline | ratio | |")
+print("|---|---|---|---|---|")
+for (target, ours, baseline, result, met) in rows {
+    print("| \(target) | \(ours) | \(baseline) | \(result) | \(met) |")
+}

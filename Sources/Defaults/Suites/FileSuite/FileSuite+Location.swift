@@ -1,0 +1,53 @@
+import Foundation
+
+extension FileSuite {
+    /// The directory Foundation keeps suites in on Linux: `$XDG_CONFIG_HOME` when it is set to an
+    /// absolute path, else `~/.config`.
+    public static var defaultDirectory: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let configHome = environment["XDG_CONFIG_HOME"], configHome.hasPrefix("/") {
+            return URL(fileURLWithPath: configHome, isDirectory: true)
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config", isDirectory: true)
+    }
+
+    /// The file Foundation uses for the suite `name` in `directory`: `<directory>/<name>.plist`.
+    public static func fileURL(forName name: String, in directory: URL = defaultDirectory) -> URL {
+        directory.appendingPathComponent(name + ".plist", isDirectory: false)
+    }
+
+    /// Why a suite name cannot name a file, or `nil` when it can.
+    static func nameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "it is empty" }
+        if name.contains("/") { return "it contains \"/\"" }
+        if name == "." || name == ".." { return "it is \"\(name)\"" }
+        if name.utf8.contains(0) { return "it contains a NUL character" }
+        return nil
+    }
+}
+
+/// The paths of one suite's files, all in the same directory so that renames are atomic.
+struct FileSuiteLocation: Sendable {
+    /// The property list: `<name>.plist`.
+    let path: String
+    let directory: String
+    let fileName: String
+    /// The sidecar file writers lock; the property list itself cannot be locked because each
+    /// write replaces it with a new file.
+    let lockPath: String
+    /// Prefix of temporary files; the writer's process ID follows.
+    let temporaryPrefix: String
+
+    init(fileURL: URL) {
+        path = fileURL.standardizedFileURL.path
+        directory = (path as NSString).deletingLastPathComponent
+        fileName = (path as NSString).lastPathComponent
+        lockPath = (directory as NSString).appendingPathComponent("." + fileName + ".lock")
+        temporaryPrefix = "." + fileName + ".tmp-"
+    }
+
+    func temporaryPath(processID: Int32) -> String {
+        (directory as NSString).appendingPathComponent(temporaryPrefix + String(processID))
+    }
+}

@@ -1,0 +1,38 @@
+extension FileSuite {
+    /// Applies every change under one lock, so that no reader sees some without the others,
+    /// schedules one file write for them all and posts one change event.
+    ///
+    /// A value that is not a property-list object is reported and nothing is changed.
+    public func setValues(_ changes: [(key: String, object: Any?)]) {
+        var normalized: [(key: String, object: Any?)] = []
+        normalized.reserveCapacity(changes.count)
+        for (key, object) in changes {
+            guard let object else {
+                normalized.append((key, nil))
+                continue
+            }
+            guard let value = Self.propertyListObject(object) else {
+                report(
+                    SuiteError(
+                        suite: name, kind: .unsupportedValue, fileURL: fileURL,
+                        message: "the value for key \"\(key)\" of type \(type(of: object)) is not a property-list "
+                            + "object; none of the \(changes.count) values written together was stored"
+                    )
+                )
+                return
+            }
+            normalized.append((key, value))
+        }
+        let sent = PropertyListValues(normalized)
+        let (keys, shouldSchedule) = state.withLock { state in
+            for (key, object) in sent.values {
+                state.pending.record(object, forKey: key)
+            }
+            return (state.domains.setPersistent(sent.values), state.claimWriteSchedule())
+        }
+        if shouldSchedule {
+            scheduleWrite(after: coalescingDelay)
+        }
+        self.changes.post(SuiteChange(keys: keys))
+    }
+}

@@ -1,0 +1,367 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A suite stored in a property-list file, durable and shared between processes: the default
+/// suite on Linux.
+///
+/// ```swift
+/// let settings = FileSuite(name: "com.example.app")   // ~/.config/com.example.app.plist
+/// let volume = Defaults.Key<Int>("volume", default: 5, suite: settings)
+/// Defaults[volume] = 7        // in memory at once, on disk within ~50 ms
+/// try settings.flush()        // returns once the value is durable
+/// ```
+///
+/// - **Location and format**: Foundation's on Linux (`$XDG_CONFIG_HOME` or `~/.config`,
+///   `<name>.plist`, an XML property list, mode 0600 in a 0700 directory), so Foundation's
+///   `UserDefaults(suiteName:)` reads what this suite writes and the reverse. A suite can also be
+///   opened at any file URL.
+/// - **Reads** are served from memory, resolving launch arguments (`-name value`, never written
+///   to disk), the persistent values, then registered defaults.
+/// - **Writes** are in memory at once and reach the disk within a short coalescing window, so
+///   that many writes share one file write. ``flush()`` and ``Defaults/flushAll()`` return only
+///   when the data is durable (a temporary file, `fsync`, `rename`, `fsync` of the directory).
+///   Pending writes are flushed at normal exit and on `SIGTERM`/`SIGINT`, after which the signal
+///   ends the process as it would have. The library installs its signal handlers only where the
+///   signal's disposition is still the default: a process with its own handlers keeps them, and
+///   should call ``Defaults/flushAll()`` on its way out (from its shutdown code, not from inside
+///   the signal handler, where taking locks is unsafe).
+/// - **Several processes** can share a suite: a writer takes an advisory lock, merges with the
+///   file if another process changed it, and applies only its own changes, so no process loses
+///   another's keys. Changes made by other processes are seen through a file watcher (inotify)
+///   and posted to ``changes`` with the origin ``SuiteChange/Origin/otherProcess``.
+/// - **One instance per file** in a process is best: two instances of the same file stay correct
+///   (they lock and merge like two processes) but each sees the other's writes as coming from
+///   another process, once they are on disk.
+/// - **Bad files** never crash the process and are never silently overwritten: a file that does
+///   not parse is moved aside to `<name>.plist.corrupt-<timestamp>`, the problem is reported
+///   through ``problems``, ``onProblem`` and ``Defaults/logger``, and the suite goes on with its
+///   defaults. A write that fails keeps the values in memory and is retried.
+public final class FileSuite: DefaultsSuite {
+    public let name: String
+    /// The property-list file.
+    public let fileURL: URL
+    public let changes = SuiteChangeCenter()
+
+    let location: FileSuiteLocation
+    let coalescingDelay: Duration
+    /// The standard suite mirrors registered defaults into `UserDefaults.standard`, so that code
+    /// reading it directly sees them as Foundation code expects.
+    let mirrorsRegistrationToStandardUserDefaults: Bool
+    let state: Mutex<State>
+    /// Serializes this process's disk I/O for the suite (writes and reloads), so that a reload
+    /// cannot apply a file older than one this process has just written.
+    let io = Mutex(IOState())
+    let watcher = Mutex<FileWatcher?>(nil)
+    let problemHandler = Mutex<(@Sendable (SuiteError) -> Void)?>(nil)
+
+    struct State {
+        var domains: SuiteDomains
+        /// This process's changes not yet on disk.
+        var pending = PendingChanges()
+        /// The version of the file that `domains.persistent` (less `pending`) was read from or
+        /// written as; `nil` when there was no file.
+        var loadedIdentity: FileIdentity?
+        var isWriteScheduled = false
+        var retryDelay: Duration?
+        var problems: [SuiteError] = []
+        var writeCount = 0
+    }
+
+    struct IOState {
+        var hasRemovedStaleTemporaryFiles = false
+        /// A directory in the file's place already reported by the watcher, not to report it on every event.
+        var reportedDirectory: FileIdentity?
+    }
+
+    /// The most problems ``problems`` keeps; older ones are dropped.
+    static let problemLimit = 100
+
+    /// The standard suite of this process on Linux: the file Foundation's `UserDefaults.standard`
+    /// uses, `<bundle identifier or process name>.plist`, with the process's launch arguments.
+    public static let standard = FileSuite(
+        fileURL: fileURL(forName: Defaults.standardSuiteName),
+        name: Defaults.standardSuiteName,
+        arguments: nil,
+        coalescingDelay: defaultCoalescingDelay,
+        mirrorsRegistration: true
+    )
+
+    /// How long writes are collected before they are written together, unless given.
+    public static let defaultCoalescingDelay: Duration = .milliseconds(50)
+
+    /// Opens the suite `name`, stored as `<name>.plist` in `directory` (Foundation's directory,
+    /// ``defaultDirectory``, unless given).
+    ///
+    /// - Parameters:
+    ///   - name: The suite name, as for `UserDefaults(suiteName:)`, for example `com.example.app`.
+    ///   - directory: Where the file lives; tests and sandboxed tools can give their own.
+    ///   - arguments: Launch arguments for the arguments domain (`["-volume", "3"]`); `nil` for the
+    ///     process's own.
+    ///   - coalescingDelay: How long writes wait to be written together.
+    /// - Precondition: `name` can name a file: not empty, no `/`.
+    public convenience init(
+        name: String,
+        directory: URL? = nil,
+        arguments: [String]? = nil,
+        coalescingDelay: Duration = FileSuite.defaultCoalescingDelay
+    ) {
+        if let problem = Self.nameProblem(name) {
+            preconditionFailure("The suite name \"\(name)\" is not valid: \(problem). Use a name such as com.example.app.")
+        }
+        self.init(
+            fileURL: Self.fileURL(forName: name, in: directory ?? Self.defaultDirectory),
+            name: name,
+            arguments: arguments,
+            coalescingDelay: coalescingDelay,
+            mirrorsRegistration: false
+        )
+    }
+
+    /// Opens a suite stored at an explicit file URL.
+    ///
+    /// - Parameters:
+    ///   - fileURL: The property-list file; its directory is created (mode 0700) when needed.
+    ///   - name: The suite name reported in errors and logs; the file name without `.plist` if `nil`.
+    ///   - arguments: Launch arguments for the arguments domain; `nil` for the process's own.
+    ///   - coalescingDelay: How long writes wait to be written together.
+    public convenience init(
+        fileURL: URL,
+        name: String? = nil,
+        arguments: [String]? = nil,
+        coalescingDelay: Duration = FileSuite.defaultCoalescingDelay
+    ) {
+        self.init(
+            fileURL: fileURL,
+            name: name,
+            arguments: arguments,
+            coalescingDelay: coalescingDelay,
+            mirrorsRegistration: false
+        )
+    }
+
+    init(fileURL: URL, name: String?, arguments: [String]?, coalescingDelay: Duration, mirrorsRegistration: Bool) {
+        let location = FileSuiteLocation(fileURL: fileURL)
+        self.location = location
+        self.fileURL = URL(fileURLWithPath: location.path, isDirectory: false)
+        self.name = name ?? (location.fileName.hasSuffix(".plist") ? String(location.fileName.dropLast(6)) : location.fileName)
+        self.coalescingDelay = coalescingDelay
+        self.mirrorsRegistrationToStandardUserDefaults = mirrorsRegistration
+        let launchArguments = arguments ?? Array(ProcessInfo.processInfo.arguments.dropFirst())
+        let loaded = Self.load(location, suiteName: self.name, fileURL: self.fileURL)
+        state = Mutex(
+            State(
+                domains: SuiteDomains(arguments: ArgumentsDomain.parse(launchArguments), persistent: loaded.values),
+                loadedIdentity: loaded.identity
+            )
+        )
+        for problem in loaded.problems {
+            report(problem)
+        }
+        SuiteRegistry.add(self)
+        TerminationSignals.installIfDefault()
+        startWatching()
+    }
+
+    deinit {
+        watcher.withLock { $0?.stop() }
+        // A write still waiting for its timer holds no reference to the suite: do it now.
+        // A failure is reported (logged) by `writePending` itself; nothing more can be done here.
+        try? writePending()
+    }
+
+    // MARK: DefaultsSuite
+
+    public func object(forKey key: String) -> Any? {
+        state.withLock { $0.domains.object(forKey: key) }
+    }
+
+    public func set(_ object: Any?, forKey key: String) {
+        let value: Any?
+        if let object {
+            guard let normalized = Self.propertyListObject(object) else {
+                report(
+                    SuiteError(
+                        suite: name, kind: .unsupportedValue, fileURL: fileURL,
+                        message: "the value for key \"\(key)\" of type \(type(of: object)) is not a property-list object; it was not stored"
+                    )
+                )
+                return
+            }
+            value = normalized
+        } else {
+            value = nil
+        }
+        let sent = PropertyListValues(value)
+        // Telling whether the value changed costs two lookups and a comparison; skip it when
+        // nobody listens. (An observer added during this write may miss it, as it would if it
+        // had been added just after.)
+        let isObserved = changes.observerCount > 0
+        let (isChanged, shouldSchedule) = state.withLock { state in
+            var isChanged = false
+            if isObserved {
+                isChanged = state.domains.setPersistent(sent.values, forKey: key)
+            } else {
+                state.domains.persistent[key] = sent.values
+            }
+            state.pending.record(sent.values, forKey: key)
+            return (isChanged, state.claimWriteSchedule())
+        }
+        if shouldSchedule {
+            scheduleWrite(after: coalescingDelay)
+        }
+        if isChanged {
+            changes.post(SuiteChange(keys: [key]))
+        }
+    }
+
+    public func removeAll() {
+        let (keys, shouldSchedule) = state.withLock { state in
+            state.pending.recordRemoveAll()
+            return (state.domains.replacePersistent(with: [:]), state.claimWriteSchedule())
+        }
+        if shouldSchedule {
+            scheduleWrite(after: coalescingDelay)
+        }
+        changes.post(SuiteChange(keys: keys))
+    }
+
+    public func register(defaults: [String: Any]) {
+        let sent = PropertyListValues(defaults.compactMapValues(Self.propertyListObject))
+        if mirrorsRegistrationToStandardUserDefaults {
+            UserDefaults.standard.register(defaults: sent.values)
+        }
+        changes.post(SuiteChange(keys: state.withLock { $0.domains.register(sent.values) }))
+    }
+
+    public func persistentValues() -> [String: Any] {
+        state.withLock { $0.domains.persistent }
+    }
+
+    /// Writes every pending change to the file and returns when it is durable.
+    ///
+    /// - Throws: ``SuiteError`` when the file cannot be written (an unwritable directory, a full
+    ///   disk, a directory in the file's place). The values stay in memory and are written by the
+    ///   next flush or write that succeeds.
+    public func flush() throws {
+        try writePending()
+    }
+
+    // MARK: Problems
+
+    /// Problems met with the file since the suite was opened, oldest first (at most the last 100):
+    /// files that did not parse and where they were moved, writes that failed.
+    public var problems: [SuiteError] {
+        state.withLock { $0.problems }
+    }
+
+    /// Called with each problem as it happens, on the thread that met it (a write, the watcher,
+    /// ``flush()``). Problems found while opening the suite are in ``problems``.
+    public var onProblem: (@Sendable (SuiteError) -> Void)? {
+        get { problemHandler.withLock { $0 } }
+        set { problemHandler.withLock { $0 = newValue } }
+    }
+
+    /// How many times this suite has replaced its file (for tests and benchmarks).
+    @_spi(Testing) public var writeCount: Int {
+        state.withLock { $0.writeCount }
+    }
+
+    func report(_ problem: SuiteError) {
+        state.withLock { state in
+            state.problems.append(problem)
+            if state.problems.count > Self.problemLimit {
+                state.problems.removeFirst(state.problems.count - Self.problemLimit)
+            }
+        }
+        var metadata: Logger.Metadata = ["suite": "\(name)", "kind": "\(problem.kind)"]
+        if let backupURL = problem.backupURL {
+            metadata["backup"] = "\(backupURL.path)"
+        }
+        Defaults.logger.error("\(problem.message)", metadata: metadata)
+        problemHandler.withLock { $0 }?(problem)
+    }
+
+    // MARK: Values
+
+    /// The property-list form of `object`, checking the common plain types first so that a write
+    /// of one does not pay for the general conversion.
+    static func propertyListObject(_ object: Any) -> Any? {
+        let type = type(of: object)
+        if type == Int.self || type == String.self || type == Bool.self || type == Double.self
+            || type == Date.self || type == Data.self
+        {
+            return object
+        }
+        return PropertyListObject.normalized(object)
+    }
+}
+
+extension FileSuite.State {
+    /// Marks a write as scheduled; returns whether the caller must schedule it.
+    mutating func claimWriteSchedule() -> Bool {
+        guard !isWriteScheduled else { return false }
+        isWriteScheduled = true
+        return true
+    }
+}
+
+/// One process's changes to a suite that are not on disk yet: what it set and removed, after
+/// removing everything if it did. Applied on top of the file as found when writing, so that
+/// other processes' keys are kept.
+struct PendingChanges {
+    enum Change {
+        case set(Any)
+        case removed
+    }
+
+    var removesAll = false
+    var changes: [String: Change] = [:]
+
+    var isEmpty: Bool { !removesAll && changes.isEmpty }
+
+    mutating func record(_ value: Any?, forKey key: String) {
+        changes[key] = value.map(Change.set) ?? .removed
+    }
+
+    mutating func recordRemoveAll() {
+        removesAll = true
+        changes.removeAll()
+    }
+
+    /// `base` with these changes made.
+    func applied(to base: [String: Any]) -> [String: Any] {
+        var result = removesAll ? [:] : base
+        for (key, change) in changes {
+            switch change {
+            case .set(let value): result[key] = value
+            case .removed: result[key] = nil
+            }
+        }
+        return result
+    }
+
+    /// These changes followed by `newer`: to put back changes whose write failed, in front of
+    /// the ones made meanwhile.
+    func followed(by newer: PendingChanges) -> PendingChanges {
+        if newer.removesAll {
+            return newer
+        }
+        var result = self
+        result.changes.merge(newer.changes) { _, new in new }
+        return result
+    }
+}
+
+/// Property-list values handed into the suite's lock.
+///
+/// `@unchecked Sendable`: the values are property-list objects normalized to Swift value types
+/// (`String`, numbers, `Date`, `Data`, arrays and dictionaries of them), so the copy kept under
+/// the lock shares no mutable state with the caller's.
+struct PropertyListValues<Values>: @unchecked Sendable {
+    var values: Values
+
+    init(_ values: Values) {
+        self.values = values
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Flushes every suite when the process is asked to stop with `SIGTERM` or `SIGINT`, then lets
+/// the signal end the process as it would have.
+///
+/// Installed when the first file suite is opened, and only for a signal whose disposition is
+/// still the default: a process that handles these signals itself keeps its handlers, and should
+/// call ``Defaults/flushAll()`` when it shuts down (not from inside a signal handler, where
+/// taking locks is unsafe: from a `DispatchSource` signal source, a service-lifecycle shutdown
+/// hook, or the thread its handler wakes).
+///
+/// The handler itself only restores the default disposition (so a second signal ends the
+/// process at once) and writes the signal number to a pipe; a thread reading the pipe flushes,
+/// then raises the signal again.
+enum TerminationSignals {
+    static let signals: [Int32] = [SIGTERM, SIGINT]
+
+    private static let isInstalled = Mutex(false)
+
+    static func installIfDefault() {
+        isInstalled.withLock { isInstalled in
+            guard !isInstalled else { return }
+            isInstalled = true
+            install()
+        }
+    }
+
+    private static func install() {
+        let toInstall = signals.filter(hasDefaultDisposition)
+        guard !toInstall.isEmpty else { return }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        // Written to by the handler, so never blocking it; a full pipe only loses repeat signals.
+        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+        terminationSignalPipe = fds[1]
+        let readFD = fds[0]
+        let thread = Thread { flushThenRaise(readingFrom: readFD) }
+        thread.name = "swift-defaults termination signals"
+        thread.start()
+        for signal in toInstall {
+            var action = sigaction()
+            #if canImport(Darwin)
+            action.__sigaction_u.__sa_handler = handleTerminationSignal
+            #else
+            action.__sigaction_handler.sa_handler = handleTerminationSignal
+            #endif
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            // Checked again at the last moment, in case the process installed its own meanwhile.
+            if hasDefaultDisposition(signal) {
+                sigaction(signal, &action, nil)
+            }
+        }
+    }
+
+    /// Whether `signal` still does what the system does by default (neither ignored nor handled).
+    static func hasDefaultDisposition(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        #if canImport(Darwin)
+        let handler = current.__sigaction_u.__sa_handler
+        #else
+        let handler = current.__sigaction_handler.sa_handler
+        #endif
+        return handler == nil && current.sa_flags & SA_SIGINFO == 0
+    }
+
+    private static func flushThenRaise(readingFrom fd: Int32) {
+        // This thread inherits the signal mask of the thread that opened the first suite, which
+        // may block these signals (a dispatch worker does); let them reach this thread at least,
+        // so that the process stays stoppable.
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        for signal in signals {
+            sigaddset(&mask, signal)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+        var signal: Int32 = 0
+        while true {
+            let count = withUnsafeMutableBytes(of: &signal) { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count == MemoryLayout<Int32>.size else { return }
+            SuiteRegistry.flushAll(reportingTo: Defaults.logger)
+            resetToDefault(signal)
+            // To the process, not this thread (which is what `raise` targets): it ends the
+            // process as the original signal would have.
+            kill(getpid(), signal)
+        }
+    }
+
+    static func resetToDefault(_ signal: Int32) {
+        var action = sigaction()
+        sigemptyset(&action.sa_mask)
+        sigaction(signal, &action, nil)
+    }
+}
+
+/// The pipe the signal handler writes to; set once before the handler is installed.
+/// `nonisolated(unsafe)`: written once, before any handler that reads it can run, and read only
+/// from the handler afterwards.
+nonisolated(unsafe) private var terminationSignalPipe: Int32 = -1
+
+/// The signal handler: only async-signal-safe calls.
+private func handleTerminationSignal(_ signal: Int32) {
+    let savedErrno = errno
+    // A second signal during the flush ends the process at once.
+    var action = sigaction()
+    sigemptyset(&action.sa_mask)
+    sigaction(signal, &action, nil)
+    var number = signal
+    _ = withUnsafeBytes(of: &number) { write(terminationSignalPipe, $0.baseAddress, $0.count) }
+    errno = savedErrno
+}

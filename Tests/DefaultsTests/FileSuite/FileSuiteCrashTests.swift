@@ -1,0 +1,61 @@
+@_spi(Testing) import Defaults
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("FileSuite durability")
+struct FileSuiteCrashTests {
+    /// R2: a writer that flushes in a loop, killed with SIGKILL at random moments 200 times. After
+    /// each kill the file parses and holds a prefix of the writes: every acknowledged one, and at
+    /// most the one in flight beyond them.
+    @Test func killedWriterLeavesAPrefixOfAcknowledgedWrites() throws {
+        let directory = try FileSuiteTemporaryDirectory()
+        var durable = -1
+        var totalAcknowledged = 0
+        var roundsKilledMidWrite = 0
+        for round in 0..<200 {
+            let child = try ChildProcess.start(["filesuite-ack-loop", directory.path, "crash"])
+            let output = child.output.fileHandleForReading
+            guard output.readLine() == "ready" else {
+                Issue.record("round \(round): the writer did not start")
+                child.process.terminate()
+                return
+            }
+            usleep(UInt32.random(in: 0...15_000))
+            kill(child.process.processIdentifier, SIGKILL)
+            child.process.waitUntilExit()
+            let text = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
+            // A line cut short by the kill is not an acknowledgement.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            let acknowledged = lines.compactMap { Int($0) }
+            totalAcknowledged += acknowledged.count
+            let lastAcknowledged = acknowledged.last ?? durable
+
+            let values: [String: Any]
+            do {
+                values = try directory.storedValues("crash")
+            } catch {
+                #expect(lastAcknowledged == -1, "round \(round): the file does not parse: \(error)")
+                continue
+            }
+            let last = values["last"] as? Int ?? -1
+            #expect(last >= lastAcknowledged, "round \(round): acknowledged \(lastAcknowledged), file has \(last)")
+            #expect(last <= lastAcknowledged + 1, "round \(round): acknowledged \(lastAcknowledged), file has \(last)")
+            for index in max(0, last - 9)...max(0, last) where last >= 0 {
+                #expect(values["slot\(index % 10)"] as? Int == index, "round \(round): slot of \(index)")
+            }
+            if last == lastAcknowledged + 1 {
+                roundsKilledMidWrite += 1
+            }
+            durable = last
+        }
+        // Most rounds are killed while writing; some writes were durable but not yet acknowledged.
+        #expect(totalAcknowledged >= 200)
+        print("R2: \(totalAcknowledged) acknowledged writes in 200 rounds; \(roundsKilledMidWrite) kills landed after a write was durable but before its acknowledgement")
+        // Temporary files of killed writers are cleaned up by the next writer.
+        #expect(try directory.files(startingWith: ".crash.plist.tmp-").count <= 1)
+    }
+}
