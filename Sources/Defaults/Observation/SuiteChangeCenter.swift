@@ -72,8 +72,8 @@ public final class SuiteChangeCenter: Sendable {
         }
     }
 
-    /// Tells every interested observer about `change`, unless the caller is inside
-    /// ``Defaults/withoutPropagation(_:)``.
+    /// Tells every interested observer about `change`, in the order they were registered, unless
+    /// the caller is inside ``Defaults/withoutPropagation(_:)``.
     public func post(_ change: SuiteChange) {
         guard !change.keys.isEmpty, !Defaults.isPropagationSuppressed else { return }
         let targets = state.withLock { state -> [(id: UInt64, observer: Observer)] in
@@ -84,6 +84,7 @@ public final class SuiteChangeCenter: Sendable {
                 }
                 return (id, observer)
             }
+            .sorted { $0.id < $1.id }
         }
         var dead: [UInt64] = []
         for target in targets {

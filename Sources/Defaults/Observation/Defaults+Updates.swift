@@ -1,0 +1,69 @@
+extension Defaults {
+    /// The values of `key`: the current one first (unless `initial` is `false`), then each new one.
+    ///
+    /// ```swift
+    /// Task {
+    ///     for await value in Defaults.updates(.isUnicornMode) {
+    ///         print("Value:", value)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// A value arrives for every change to what a read of the key returns, whatever made it (see
+    /// ``observe(_:options:handler:)`` for the list, equal writes and
+    /// ``withoutPropagation(_:)``), once and in order. Cancelling the iterating task ends the loop
+    /// and removes the observer. See ``Updates`` for buffering and isolation.
+    public static func updates<Value: Serializable>(_ key: Key<Value>, initial: Bool = true) -> Updates<Value> {
+        let reader = KeyValueReader(key)
+        return Updates(keys: reader.keys, initial: initial, makeElement: reader.newValue)
+    }
+
+    /// An element each time any of `keys` changes (first one at once, unless `initial` is `false`).
+    ///
+    /// ```swift
+    /// for await _ in Defaults.updates([.isUnicornMode, .volume]) {
+    ///     print("Settings changed")
+    /// }
+    /// ```
+    ///
+    /// Changes made together (such as one ``removeAll(suite:)``) yield one element.
+    public static func updates(_ keys: [Keys], initial: Bool = true) -> Updates<Void> {
+        Updates(keys: ObservedKeys(keys), initial: initial) { _ in () }
+    }
+
+    /// The current values of several keys, as a tuple, each time any of them changes (first at
+    /// once, unless `initial` is `false`).
+    ///
+    /// ```swift
+    /// for await (isUnicornMode, volume) in Defaults.updates(.isUnicornMode, .volume) {
+    ///     print(isUnicornMode, volume)
+    /// }
+    /// ```
+    ///
+    /// The tuple holds the values all keys had at the moment of the change.
+    public static func updates<each Value: Serializable>(
+        _ keys: repeat Key<each Value>,
+        initial: Bool = true
+    ) -> Updates<(repeat each Value)> {
+        let reader = KeyValuesReader(repeat each keys)
+        return Updates(keys: reader.observed, initial: initial, makeElement: reader.newValues)
+    }
+
+    /// The values of `key`, each marked as the initial value or an update, as swift-user-defaults'
+    /// observation reports them.
+    ///
+    /// ```swift
+    /// for await change in Defaults.changes(.isUnicornMode) {
+    ///     switch change {
+    ///     case .initial(let value): print("Starting with", value)
+    ///     case .update(let value): print("Changed to", value)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// This is the same sequence as ``updates(_:initial:)``, with the kind of each element kept.
+    public static func changes<Value: Serializable>(_ key: Key<Value>, initial: Bool = true) -> Updates<Change<Value>> {
+        let reader = KeyValueReader(key)
+        return Updates(keys: reader.keys, initial: initial, makeElement: reader.change)
+    }
+}
