@@ -3,7 +3,20 @@ import DefaultsPropertyList
 /// The arguments domain: `-name value` pairs from a process's launch arguments, as Foundation
 /// reads them. Values are property-list text (`5`, `'(a, b)'`, `'<integer>5</integer>'`); a value
 /// that does not parse is taken as a plain string.
+///
+/// The value ``absentMarker`` (written by ``Defaults/LaunchArguments`` for an optional set to
+/// `nil`) stands for "no value": it hides the persistent value, so that a read finds the registered
+/// default, or nothing.
 enum ArgumentsDomain {
+    /// The argument value that makes a key read as if nothing were stored.
+    ///
+    /// It is not a property list in any syntax, so Foundation's own argument parsing (on Apple
+    /// platforms, for `UserDefaults`) keeps it as this exact string.
+    static let absentMarker = "<swift-defaults:absent/>"
+
+    /// What the arguments domain holds for a key given ``absentMarker``.
+    struct Absent: Sendable {}
+
     static func parse(_ arguments: some Collection<String>) -> [String: Any] {
         var values: [String: Any] = [:]
         var index = arguments.startIndex
@@ -15,7 +28,12 @@ enum ArgumentsDomain {
                 continue
             }
             let text = arguments[next]
-            values[String(argument.dropFirst())] = (try? PropertyList.parseText(text)) ?? text
+            let key = String(argument.dropFirst())
+            if text == absentMarker {
+                values[key] = Absent()
+            } else {
+                values[key] = (try? PropertyList.parseText(text)) ?? text
+            }
             index = arguments.index(after: next)
         }
         return values

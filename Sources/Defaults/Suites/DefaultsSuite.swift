@@ -27,6 +27,19 @@ public protocol DefaultsSuite: AnyObject, Sendable {
     /// Observers of ``changes`` are told about `key` when the value a read returns changed.
     func set(_ object: Any?, forKey key: String)
 
+    /// Stores several values as one change: each `object` becomes the persistent value of its
+    /// `key`, or removes it when `nil` (for a key given twice, the last one wins).
+    ///
+    /// Observers of ``changes`` are told once, with every key whose read value changed, rather
+    /// than once per key; ``Defaults/SnapshotStore/write(_:)`` builds its transactions on this.
+    /// Suites that can apply the values under one lock do, so that no reader sees some of them
+    /// without the others, and store them with one write.
+    ///
+    /// A default implementation, for suites that do not provide their own, sets the values one by
+    /// one without telling observers and then posts one change; readers on other threads may see
+    /// the values arrive one at a time.
+    func setValues(_ changes: [(key: String, object: Any?)])
+
     /// Removes every persistent value. Registered defaults and launch arguments stay.
     func removeAll()
 
@@ -44,6 +57,22 @@ public protocol DefaultsSuite: AnyObject, Sendable {
 }
 
 extension DefaultsSuite {
+    /// Sets the values one by one without telling observers, then posts one change with every
+    /// key whose read value changed.
+    public func setValues(_ changes: [(key: String, object: Any?)]) {
+        var old: [String: Any?] = [:]
+        for change in changes where old.index(forKey: change.key) == nil {
+            old[change.key] = .some(object(forKey: change.key))
+        }
+        Defaults.withoutPropagation {
+            for change in changes {
+                set(change.object, forKey: change.key)
+            }
+        }
+        let changed = old.keys.filter { key in !PropertyListObject.isEqual(old[key] ?? nil, object(forKey: key)) }
+        self.changes.post(SuiteChange(keys: Set(changed)))
+    }
+
     /// Reads or writes the value of a typed key in this suite.
     ///
     /// ```swift

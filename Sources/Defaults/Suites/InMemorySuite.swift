@@ -32,6 +32,11 @@ public final class InMemorySuite: DefaultsSuite {
         }
     }
 
+    /// Applies every change under one lock and posts one change event.
+    public func setValues(_ changes: [(key: String, object: Any?)]) {
+        self.changes.post(SuiteChange(keys: domains.withLock { $0.setPersistent(changes) }))
+    }
+
     public func removeAll() {
         changes.post(SuiteChange(keys: domains.withLock { $0.replacePersistent(with: [:]) }))
     }

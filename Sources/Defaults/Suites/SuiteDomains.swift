@@ -3,7 +3,8 @@
 /// resolved value changed, which is what observers are told.
 ///
 /// `@unchecked Sendable`: the dictionaries hold only property-list objects (strings, numbers,
-/// dates, data, arrays and dictionaries of these), which are immutable values.
+/// dates, data, arrays and dictionaries of these), which are immutable values, and, in the
+/// arguments domain, the `Sendable` marker ``ArgumentsDomain/Absent``.
 struct SuiteDomains: @unchecked Sendable {
     var arguments: [String: Any] = [:]
     var persistent: [String: Any] = [:]
@@ -12,7 +13,8 @@ struct SuiteDomains: @unchecked Sendable {
     func object(forKey key: String) -> Any? {
         // Launch arguments are rare: skip their lookup on the hot path when there are none.
         if !arguments.isEmpty, let object = arguments[key] {
-            return object
+            // An override to "no value" hides the persistent value, not the registered default.
+            return object is ArgumentsDomain.Absent ? registered[key] : object
         }
         return persistent[key] ?? registered[key]
     }
@@ -22,6 +24,19 @@ struct SuiteDomains: @unchecked Sendable {
         let old = self.object(forKey: key)
         persistent[key] = object
         return !PropertyListObject.isEqual(old, self.object(forKey: key))
+    }
+
+    /// Sets or removes several persistent values (the last one wins for a key given twice);
+    /// returns the keys whose resolved value changed.
+    mutating func setPersistent(_ changes: [(key: String, object: Any?)]) -> Set<String> {
+        var old: [String: Any?] = [:]
+        for change in changes where old.index(forKey: change.key) == nil {
+            old[change.key] = .some(object(forKey: change.key))
+        }
+        for change in changes {
+            persistent[change.key] = change.object
+        }
+        return Set(old.keys.filter { key in !PropertyListObject.isEqual(old[key] ?? nil, object(forKey: key)) })
     }
 
     /// Replaces all persistent values (a reload or `removeAll`); returns the keys whose resolved

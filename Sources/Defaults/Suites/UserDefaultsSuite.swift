@@ -57,7 +57,22 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
     }
 
     public func object(forKey key: String) -> Any? {
-        userDefaults.object(forKey: key).flatMap(PropertyListObject.normalized)
+        guard let object = userDefaults.object(forKey: key) else { return nil }
+        if let string = object as? String, string == ArgumentsDomain.absentMarker, isAbsentInArguments(key) {
+            return registeredObject(forKey: key)
+        }
+        return PropertyListObject.normalized(object)
+    }
+
+    /// Whether the launch arguments set `key` to ``ArgumentsDomain/absentMarker`` (rather than a
+    /// stored value happening to be that string).
+    private func isAbsentInArguments(_ key: String) -> Bool {
+        let arguments = userDefaults.volatileDomain(forName: UserDefaults.argumentDomain)
+        return arguments[key] as? String == ArgumentsDomain.absentMarker
+    }
+
+    private func registeredObject(forKey key: String) -> Any? {
+        userDefaults.volatileDomain(forName: UserDefaults.registrationDomain)[key].flatMap(PropertyListObject.normalized)
     }
 
     public func set(_ object: Any?, forKey key: String) {
@@ -71,6 +86,24 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
         if !PropertyListObject.isEqual(old, self.object(forKey: key)) {
             changes.post(SuiteChange(keys: [key]))
         }
+    }
+
+    /// Applies every change, then schedules one `synchronize()` and posts one change event.
+    public func setValues(_ changes: [(key: String, object: Any?)]) {
+        var old: [String: Any?] = [:]
+        for change in changes where old.index(forKey: change.key) == nil {
+            old[change.key] = .some(object(forKey: change.key))
+        }
+        for change in changes {
+            if let object = change.object {
+                userDefaults.set(object, forKey: change.key)
+            } else {
+                userDefaults.removeObject(forKey: change.key)
+            }
+        }
+        scheduleSynchronize()
+        let changed = old.keys.filter { key in !PropertyListObject.isEqual(old[key] ?? nil, object(forKey: key)) }
+        self.changes.post(SuiteChange(keys: Set(changed)))
     }
 
     public func removeAll() {

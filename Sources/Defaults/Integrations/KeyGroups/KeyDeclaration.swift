@@ -1,0 +1,62 @@
+extension Defaults {
+    /// One declaration of a key, as ``KeyRegistry`` records it: which name, in which suite, of
+    /// which value type, and where in the source.
+    public struct KeyDeclaration: Sendable, Hashable, CustomStringConvertible {
+        /// The name the value is stored under.
+        public let name: String
+        /// The name of the key's suite.
+        public let suiteName: String
+        /// The key's value type.
+        public let valueType: any Any.Type
+        /// The file that declares the key, as `#fileID` gives it (`MyApp/Settings.swift`).
+        public let file: String
+        /// The line that declares the key.
+        public let line: UInt
+
+        /// The value type compared for collisions: optionals unwrapped, since `Int` and `Int?`
+        /// store the same thing.
+        var storedType: ObjectIdentifier {
+            ObjectIdentifier(unwrappedValueType(valueType))
+        }
+
+        /// `Key<Int>("volume") at MyApp/Settings.swift:12`.
+        public var description: String {
+            "Key<\(String(reflecting: valueType))>(\"\(name)\") at \(file):\(line)"
+        }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.name == rhs.name && lhs.suiteName == rhs.suiteName
+                && ObjectIdentifier(lhs.valueType) == ObjectIdentifier(rhs.valueType)
+                && lhs.file == rhs.file && lhs.line == rhs.line
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
+            hasher.combine(suiteName)
+            hasher.combine(ObjectIdentifier(valueType))
+            hasher.combine(file)
+            hasher.combine(line)
+        }
+    }
+}
+
+/// Where a key is declared: the `#fileID` and `#line` its initializer was called from.
+struct KeyDeclarationSite: Sendable {
+    let file: StaticString
+    let line: UInt
+}
+
+/// Lets the registry see through `Optional` to the type a key stores.
+private protocol OptionalValueType {
+    static var wrappedValueType: Any.Type { get }
+}
+
+extension Optional: OptionalValueType {
+    fileprivate static var wrappedValueType: Any.Type {
+        unwrappedValueType(Wrapped.self)
+    }
+}
+
+private func unwrappedValueType(_ type: Any.Type) -> Any.Type {
+    (type as? any OptionalValueType.Type)?.wrappedValueType ?? type
+}

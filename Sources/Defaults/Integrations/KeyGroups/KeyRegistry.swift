@@ -1,0 +1,135 @@
+import Synchronization
+
+extension Defaults {
+    /// Every key created in this process, to find keys that collide.
+    ///
+    /// Each ``Key`` reports itself when it is created (a `static let` key, when first used). Two keys
+    /// with the same name in the same suite but different value types are a ``KeyConflict``: it is
+    /// logged through ``Defaults/logger`` and, in debug builds, stops the program with a message
+    /// that names both declarations:
+    ///
+    /// ```text
+    /// The key name "id" is used in suite "com.example.app" with different value types:
+    /// Key<Swift.Int>("id") at App/Books.swift:4 and Key<Swift.String>("id") at App/Comics.swift:9. …
+    /// ```
+    ///
+    /// `Int` and `Int?` count as the same type: they store the same thing. The same key declared
+    /// twice with the same type (for example through ``Key/in(_:)-(DefaultsSuite)``) is not a
+    /// conflict. Keys of suites that no longer exist are forgotten.
+    ///
+    /// ```swift
+    /// for conflict in Defaults.KeyRegistry.conflicts {
+    ///     print(conflict)
+    /// }
+    /// ```
+    public enum KeyRegistry {
+        private struct SuiteEntry {
+            weak var suite: (any DefaultsSuite)?
+            let suiteName: String
+            /// Declarations by name, in the order they were made.
+            var declarations: [String: [KeyDeclaration]] = [:]
+        }
+
+        private static let entries = Mutex<[ObjectIdentifier: SuiteEntry]>([:])
+
+        @TaskLocal static var isFailingOnConflict = true
+
+        /// Every key declaration of suites that still exist, sorted by suite and name.
+        public static var declarations: [KeyDeclaration] {
+            liveEntries().flatMap { $0.declarations.values.joined() }.sorted(by: isOrderedBefore)
+        }
+
+        /// The key declarations made for `suite`, sorted by name.
+        public static func declarations(in suite: any DefaultsSuite) -> [KeyDeclaration] {
+            entry(for: suite).map { $0.declarations.values.joined().sorted(by: isOrderedBefore) } ?? []
+        }
+
+        /// Every conflict among the keys of suites that still exist.
+        public static var conflicts: [KeyConflict] {
+            liveEntries().flatMap(conflicts(in:)).sorted { ($0.suiteName, $0.name) < ($1.suiteName, $1.name) }
+        }
+
+        /// The conflicts among the keys of `suite`.
+        public static func conflicts(in suite: any DefaultsSuite) -> [KeyConflict] {
+            entry(for: suite).map(conflicts(in:))?.sorted { $0.name < $1.name } ?? []
+        }
+
+        /// Runs `body` with conflicts recorded and logged but not stopping a debug build: for tests
+        /// that declare colliding keys on purpose. Only keys created by `body` itself, on this
+        /// task, are affected.
+        public static func withoutConflictFailures<Result>(_ body: () throws -> Result) rethrows -> Result {
+            try $isFailingOnConflict.withValue(false, operation: body)
+        }
+
+        /// Records a new key; reports a conflict with an earlier one.
+        static func register<Value>(_ key: Key<Value>) {
+            let declaration = KeyDeclaration(
+                name: key.name,
+                suiteName: key.suite.name,
+                valueType: Value.self,
+                file: key.declarationSite.file.description,
+                line: key.declarationSite.line
+            )
+            let suite = key.suite
+            let id = ObjectIdentifier(suite)
+            let newConflict = entries.withLock { entries -> KeyConflict? in
+                // An identifier whose suite is gone may be reused by a new suite at the same address.
+                if entries[id]?.suite == nil {
+                    entries.removeValue(forKey: id)
+                    entries = entries.filter { $0.value.suite != nil }
+                    entries[id] = SuiteEntry(suite: suite, suiteName: suite.name)
+                }
+                var list = entries[id]?.declarations[key.name] ?? []
+                guard !list.contains(declaration) else { return nil }
+                let isNewType = !list.contains { $0.storedType == declaration.storedType }
+                list.append(declaration)
+                entries[id]?.declarations[key.name] = list
+                guard isNewType, list.count > 1 else { return nil }
+                return Self.conflict(named: key.name, suiteName: suite.name, among: list)
+            }
+            guard let conflict = newConflict else { return }
+            Defaults.logger.error(
+                "\(conflict.description)",
+                metadata: ["key": "\(conflict.name)", "suite": "\(conflict.suiteName)"]
+            )
+            if isFailingOnConflict {
+                assertionFailure(conflict.description)
+            }
+        }
+
+        private static func liveEntries() -> [SuiteEntry] {
+            entries.withLock { entries in
+                entries = entries.filter { $0.value.suite != nil }
+                return Array(entries.values)
+            }
+        }
+
+        private static func entry(for suite: any DefaultsSuite) -> SuiteEntry? {
+            entries.withLock { entries in
+                guard let entry = entries[ObjectIdentifier(suite)], entry.suite === suite else { return nil }
+                return entry
+            }
+        }
+
+        private static func conflicts(in entry: SuiteEntry) -> [KeyConflict] {
+            entry.declarations.compactMap { name, list in
+                conflict(named: name, suiteName: entry.suiteName, among: list)
+            }
+        }
+
+        /// The conflict among declarations of one name, if they have more than one value type:
+        /// the first declaration of each type.
+        private static func conflict(named name: String, suiteName: String, among list: [KeyDeclaration])
+            -> KeyConflict?
+        {
+            var seen = Set<ObjectIdentifier>()
+            let firstOfEachType = list.filter { seen.insert($0.storedType).inserted }
+            guard firstOfEachType.count > 1 else { return nil }
+            return KeyConflict(name: name, suiteName: suiteName, declarations: firstOfEachType)
+        }
+
+        private static func isOrderedBefore(_ lhs: KeyDeclaration, _ rhs: KeyDeclaration) -> Bool {
+            (lhs.suiteName, lhs.name, lhs.file, lhs.line) < (rhs.suiteName, rhs.name, rhs.file, rhs.line)
+        }
+    }
+}
