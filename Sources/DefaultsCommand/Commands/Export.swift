@@ -1,0 +1,46 @@
+import ArgumentParser
+import DefaultsPropertyList
+import Foundation
+
+/// `defaults export domain path|-`: the domain as an XML property list.
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a domain to a file (or - for standard output) as an XML property list."
+    )
+
+    @OptionGroup var selection: DomainSelection
+
+    @Argument(
+        help: ArgumentHelp(
+            "The domain (unless -g or --path is given), then the file or -.", valueName: "domain> <file"),
+        completion: .custom(completeDomainNames)
+    )
+    var arguments: [String] = []
+
+    func run() throws {
+        var arguments = arguments
+        let usage = "defaults export <domain> <file | ->"
+        let domain = try selection.require(from: &arguments, usage: usage)
+        guard arguments.count == 1, let target = arguments.first else {
+            throw CommandFailure.usage(arguments.isEmpty ? "Missing file" : "Too many arguments", usage)
+        }
+        let values = try DomainStore().readExisting(domain)
+        let data: Data
+        do {
+            data = try PropertyList.encodeXML(values)
+        } catch {
+            throw CommandFailure("Could not export domain \(domain.displayName): \(error)")
+        }
+        if target == "-" {
+            Output.write(data)
+            return
+        }
+        let path = (target as NSString).expandingTildeInPath
+        do {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CommandFailure("Could not write to \(path): \(error.localizedDescription)")
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+
+/// `defaults import domain path|-`: replaces a domain with a property-list file.
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Replace a domain with the dictionary in a property-list file (or - for standard input).",
+        discussion: "The file may be an XML, binary or old-style text property list."
+    )
+
+    @OptionGroup var selection: DomainSelection
+
+    @Argument(
+        help: ArgumentHelp(
+            "The domain (unless -g or --path is given), then the file or -.", valueName: "domain> <file"),
+        completion: .custom(completeDomainNames)
+    )
+    var arguments: [String] = []
+
+    func run() throws {
+        var arguments = arguments
+        let usage = "defaults import <domain> <file | ->"
+        let domain = try selection.require(from: &arguments, usage: usage)
+        guard arguments.count == 1, let source = arguments.first else {
+            throw CommandFailure.usage(arguments.isEmpty ? "Missing file" : "Too many arguments", usage)
+        }
+        let data: Data
+        do {
+            if source == "-" {
+                data = try FileHandle.standardInput.readToEnd() ?? Data()
+            } else {
+                data = try Data(contentsOf: URL(fileURLWithPath: (source as NSString).expandingTildeInPath))
+            }
+        } catch {
+            throw CommandFailure("Could not read data from \(source)")
+        }
+        let values: [String: Any]
+        switch DomainStore.decodeDictionary(data) {
+        case .success(let decoded): values = decoded
+        case .failure(let reason):
+            throw CommandFailure("Could not import \(source): it is not a property-list dictionary (\(reason))")
+        }
+        try DomainStore().change(domain, replacingDamaged: true) { edit in edit.replaceAll(with: values) }
+    }
+}

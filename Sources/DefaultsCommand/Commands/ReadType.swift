@@ -1,0 +1,31 @@
+import ArgumentParser
+
+/// `defaults read-type domain key`: `Type is integer`, as macOS prints it.
+struct ReadType: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read-type",
+        abstract: "Print the type of a key's value.",
+        discussion: "Prints `Type is string`, `integer`, `float`, `boolean`, `date`, `data`, `array` or `dictionary`."
+    )
+
+    @OptionGroup var selection: DomainSelection
+
+    @Argument(
+        help: ArgumentHelp("The domain (unless -g or --path is given), then the key.", valueName: "domain> <key"),
+        completion: .custom(completeDomainNames)
+    )
+    var arguments: [String] = []
+
+    func run() throws {
+        var arguments = arguments
+        let usage = "defaults read-type <domain> <key>"
+        let domain = try selection.require(from: &arguments, usage: usage)
+        guard arguments.count == 1, let key = arguments.first else {
+            throw CommandFailure.usage(arguments.isEmpty ? "Missing key" : "Too many arguments", usage)
+        }
+        guard let value = try DomainStore().read(domain)?[key], let kind = PlistValue(value) else {
+            throw CommandFailure.pairDoesNotExist(domain, key: key)
+        }
+        Output.print("Type is \(kind.typeName)")
+    }
+}

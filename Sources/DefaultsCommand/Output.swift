@@ -1,0 +1,190 @@
+import DefaultsPropertyList
+import Foundation
+
+/// Printing, unbuffered, so that `watch` shows each change at once and a failing command's
+/// message is out before it exits.
+enum Output {
+    /// Writes `text` and a newline to standard output.
+    static func print(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Writes `data` as it is to standard output.
+    static func write(_ data: Data) {
+        FileHandle.standardOutput.write(data)
+    }
+
+    /// Writes `text` and a newline to standard error.
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    // MARK: Text
+
+    /// Old-style text, as macOS `defaults read` prints: `{ key = value; }` laid out over lines,
+    /// a top-level string, number or date without quotes.
+    static func text(_ value: Any) -> String {
+        PropertyList.openStepDescription(value)
+    }
+
+    /// `key = value;` on one line, quoted as in `defaults read`'s output: the entry's lines
+    /// joined, with whitespace outside quoted strings folded into single spaces.
+    static func entryLine(key: String, value: Any) -> String {
+        let description = PropertyList.openStepDescription([key: value])
+        // `{\n    key = value;\n}`: the entry is between the braces.
+        let inner = description.dropFirst().dropLast()
+        return foldingWhitespace(inner)
+    }
+
+    /// `key` quoted as `defaults read` quotes it, when it needs quotes.
+    static func quotedKey(_ key: String) -> String {
+        let description = PropertyList.openStepDescription([key] as [Any])
+        return foldingWhitespace(description.dropFirst().dropLast())
+    }
+
+    /// Folds each run of whitespace outside double-quoted strings into one space and trims the
+    /// ends; quoted strings (with their backslash escapes) are kept as they are.
+    private static func foldingWhitespace(_ text: Substring) -> String {
+        var result = ""
+        var isQuoted = false
+        var isEscaped = false
+        var pendingSpace = false
+        for character in text {
+            if isQuoted {
+                result.append(character)
+                if isEscaped {
+                    isEscaped = false
+                } else if character == "\\" {
+                    isEscaped = true
+                } else if character == "\"" {
+                    isQuoted = false
+                }
+                continue
+            }
+            if character.isWhitespace {
+                pendingSpace = !result.isEmpty
+                continue
+            }
+            if pendingSpace {
+                result.append(" ")
+                pendingSpace = false
+            }
+            result.append(character)
+            if character == "\"" {
+                isQuoted = true
+            }
+        }
+        return result
+    }
+
+    // MARK: JSON
+
+    /// `value` as JSON: dictionaries with sorted keys, dates as ISO 8601 strings in UTC, data as
+    /// base64 strings, non-finite reals as the strings `nan`, `+infinity`, `-infinity`.
+    static func json(_ value: Any, pretty: Bool = true) -> String {
+        var writer = JSONWriter(pretty: pretty)
+        writer.write(value, level: 0)
+        return writer.text
+    }
+}
+
+/// A small JSON writer with a fixed layout (sorted keys, two-space indentation), so output is the
+/// same on every platform and for every run.
+private struct JSONWriter {
+    let pretty: Bool
+    var text = ""
+
+    init(pretty: Bool) {
+        self.pretty = pretty
+    }
+
+    mutating func write(_ value: Any, level: Int) {
+        guard let kind = PlistValue(value) else {
+            writeString("\(value)")
+            return
+        }
+        switch kind {
+        case .string(let string):
+            writeString(string)
+        case .integer(let integer):
+            text += String(integer)
+        case .unsignedInteger(let integer):
+            text += String(integer)
+        case .real(let real):
+            if real.isNaN {
+                writeString("nan")
+            } else if real.isInfinite {
+                writeString(real < 0 ? "-infinity" : "+infinity")
+            } else {
+                text += "\(real)"
+            }
+        case .boolean(let boolean):
+            text += boolean ? "true" : "false"
+        case .date(let date):
+            writeString(Self.isoText(date))
+        case .data(let data):
+            writeString(data.base64EncodedString())
+        case .array(let array):
+            writeContainer(open: "[", close: "]", count: array.count, level: level) { writer, index in
+                writer.write(array[index], level: level + 1)
+            }
+        case .dictionary(let dictionary):
+            let entries = dictionary.sorted { $0.key < $1.key }
+            writeContainer(open: "{", close: "}", count: entries.count, level: level) { writer, index in
+                writer.writeString(entries[index].key)
+                writer.text += writer.pretty ? ": " : ":"
+                writer.write(entries[index].value, level: level + 1)
+            }
+        }
+    }
+
+    private mutating func writeContainer(
+        open: String, close: String, count: Int, level: Int, element: (inout JSONWriter, Int) -> Void
+    ) {
+        text += open
+        guard count > 0 else {
+            text += close
+            return
+        }
+        for index in 0..<count {
+            if index > 0 { text += "," }
+            if pretty { text += "\n" + String(repeating: "  ", count: level + 1) }
+            element(&self, index)
+        }
+        if pretty { text += "\n" + String(repeating: "  ", count: level) }
+        text += close
+    }
+
+    private mutating func writeString(_ string: String) {
+        text += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case "\u{08}": text += "\\b"
+            case "\u{0C}": text += "\\f"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        text += "\""
+    }
+
+    /// `2024-01-02T03:04:05Z`, or with fractional seconds when the date has them.
+    private static func isoText(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        if date.timeIntervalSinceReferenceDate.rounded(.down) != date.timeIntervalSinceReferenceDate {
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        }
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,201 @@
+import DefaultsPropertyList
+import Foundation
+
+/// What `defaults write domain key …` does to the key.
+enum WriteValue {
+    /// Sets the key to the value.
+    case set(Any)
+    /// `-array-add`: appends the elements to the array stored under the key (or creates it).
+    case arrayAdd([Any])
+    /// `-dict-add`: adds the entries to the dictionary stored under the key (or creates it).
+    case dictionaryAdd([String: Any])
+}
+
+/// Reads the values of `defaults write` from its arguments: the type flags (`-string`, `-data`,
+/// `-int`/`-integer`, `-float`, `-bool`/`-boolean`, `-date`, `-array`, `-array-add`, `-dict`,
+/// `-dict-add`) and bare values in property-list syntax.
+enum ValueParsing {
+    /// The flags that type the single value after them.
+    static let scalarFlags: Set<String> = [
+        "-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date",
+    ]
+
+    /// The value given by `words`, everything after the key.
+    static func writeValue(_ words: [String]) throws(CommandFailure) -> WriteValue {
+        guard let first = words.first else {
+            throw CommandFailure.usage("Missing value", "defaults write <domain> <key> <value>")
+        }
+        let rest = Array(words.dropFirst())
+        switch first {
+        case "-array":
+            return .set(try elements(rest))
+        case "-array-add":
+            return .arrayAdd(try elements(rest))
+        case "-dict":
+            return .set(try entries(rest))
+        case "-dict-add":
+            return .dictionaryAdd(try entries(rest))
+        default:
+            var index = 0
+            let value = try element(words, at: &index)
+            if index < words.count {
+                throw CommandFailure(
+                    "Unexpected argument \(words[index]) after the value; quote a value that holds spaces"
+                )
+            }
+            return .set(value)
+        }
+    }
+
+    /// The elements of `-array` and `-array-add`: each a bare value or a typed one (`-int 5`).
+    static func elements(_ words: [String]) throws(CommandFailure) -> [Any] {
+        var result: [Any] = []
+        var index = 0
+        while index < words.count {
+            result.append(try element(words, at: &index))
+        }
+        return result
+    }
+
+    /// The entries of `-dict` and `-dict-add`: keys, each followed by a bare or typed value.
+    static func entries(_ words: [String]) throws(CommandFailure) -> [String: Any] {
+        var result: [String: Any] = [:]
+        var index = 0
+        while index < words.count {
+            let key = words[index]
+            index += 1
+            guard index < words.count else {
+                throw CommandFailure("Key \(key) lacks a corresponding value")
+            }
+            result[key] = try element(words, at: &index)
+        }
+        return result
+    }
+
+    /// One value starting at `words[index]`, typed by a flag or bare; moves `index` past it.
+    static func element(_ words: [String], at index: inout Int) throws(CommandFailure) -> Any {
+        let word = words[index]
+        index += 1
+        guard scalarFlags.contains(word) else {
+            return try bareValue(word)
+        }
+        guard index < words.count else {
+            throw CommandFailure.usage("Missing value after \(word)", "defaults write <domain> <key> \(word) <value>")
+        }
+        let text = words[index]
+        index += 1
+        return try typedValue(flag: word, text)
+    }
+
+    /// The value of a type flag: `-int 5`, `-bool yes`, `-data 0a1b`, …
+    static func typedValue(flag: String, _ text: String) throws(CommandFailure) -> Any {
+        switch flag {
+        case "-string":
+            return text
+        case "-int", "-integer":
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            if let integer = Int(trimmed) { return integer }
+            if let integer = UInt64(trimmed) { return integer }
+            throw mismatch(text, flag: flag, "an integer, such as 42 or -7")
+        case "-float":
+            guard let real = Double(text.trimmingCharacters(in: .whitespaces)) else {
+                throw mismatch(text, flag: flag, "a number, such as 1.5 or -2e3")
+            }
+            return real
+        case "-bool", "-boolean":
+            switch text.lowercased() {
+            case "yes", "true", "1": return true
+            case "no", "false", "0": return false
+            default: throw mismatch(text, flag: flag, "yes, no, true, false, 1 or 0")
+            }
+        case "-date":
+            guard let date = date(text) else {
+                throw mismatch(text, flag: flag, "a date such as \"2024-05-06 07:08:09 +0000\" or 2024-05-06T07:08:09Z")
+            }
+            return date
+        case "-data":
+            guard let data = hexData(text) else {
+                throw mismatch(text, flag: flag, "hexadecimal bytes, such as 0a1bff")
+            }
+            return data
+        default:
+            throw CommandFailure("Unknown type flag \(flag)")
+        }
+    }
+
+    private static func mismatch(_ text: String, flag: String, _ expected: String) -> CommandFailure {
+        CommandFailure("Could not parse: \(text).  The value of \(flag) must be \(expected).")
+    }
+
+    /// A value in property-list syntax: old-style text (`(1, 2)`, `{ a = 1; }`, `"a b"`, a bare
+    /// word, which is a string) or an XML fragment (`<integer>5</integer>`). Text that is not
+    /// property-list syntax and does not start like a structure is taken as a string, as macOS
+    /// takes `defaults write domain key 'hello world'`.
+    static func bareValue(_ text: String) throws(CommandFailure) -> Any {
+        do {
+            return try PropertyList.parseText(text)
+        } catch {
+            let start = text.drop { $0.isWhitespace }.first
+            if let start, "{(<\"".contains(start) {
+                throw CommandFailure.couldNotParse(text)
+            }
+            return text
+        }
+    }
+
+    /// A whole domain in property-list syntax: `defaults write domain '{ key = value; }'`.
+    static func domainValues(_ text: String) throws(CommandFailure) -> [String: Any] {
+        let value: Any
+        do {
+            value = try PropertyList.parseText(text)
+        } catch {
+            throw CommandFailure.couldNotParse(text)
+        }
+        guard let values = PlistValue.dictionary(value) else {
+            throw CommandFailure("Rep argument is not a dictionary\nDefaults have not been changed.")
+        }
+        return values
+    }
+
+    /// Hexadecimal bytes, with optional `<…>` around them, `0x` before them and spaces between.
+    static func hexData(_ text: String) -> Data? {
+        var digits = Substring(text.filter { !$0.isWhitespace })
+        if digits.hasPrefix("<"), digits.hasSuffix(">") {
+            digits = digits.dropFirst().dropLast()
+        }
+        if digits.hasPrefix("0x") || digits.hasPrefix("0X") {
+            digits = digits.dropFirst(2)
+        }
+        guard digits.count.isMultiple(of: 2), digits.allSatisfy(\.isHexDigit) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = digits.startIndex
+        while index < digits.endIndex {
+            let next = digits.index(index, offsetBy: 2)
+            guard let byte = UInt8(digits[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return Data(bytes)
+    }
+
+    /// A date as `defaults read` prints one (`2024-05-06 07:08:09 +0000`), in ISO 8601
+    /// (`2024-05-06T07:08:09Z`, with an offset or fractional seconds), or without a time zone
+    /// (`2024-05-06 07:08:09`, `2024-05-06`), then in the local time zone.
+    static func date(_ text: String) -> Date? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let iso = ISO8601DateFormatter()
+        if let date = iso.date(from: trimmed) { return date }
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = iso.date(from: trimmed) { return date }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.isLenient = false
+        for format in ["yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: trimmed) { return date }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,93 @@
+import Defaults
+import DefaultsPropertyList
+import Foundation
+import Synchronization
+import Testing
+
+/// The library in this process and the command in another share a suite.
+@Suite("shared with a running process")
+struct SharedSuiteTests {
+    @Test func commandWriteReachesTheProcessChangeStream() async throws {
+        let sandbox = try CommandSandbox()
+        let suite = FileSuite(name: "com.example.shared", directory: sandbox.directory, arguments: [])
+        let changes = Mutex<[SuiteChange]>([])
+        let token = suite.changes.addObserver(forKeys: ["greeting"]) { change in
+            changes.withLock { $0.append(change) }
+        }
+        defer { suite.changes.removeObserver(token) }
+
+        let write = try sandbox.run("write", "com.example.shared", "greeting", "-string", "hello")
+        #expect(write.status == 0, "\(write)")
+        #expect(await eventually { changes.withLock { !$0.isEmpty } })
+        #expect(changes.withLock { $0.first } == SuiteChange(keys: ["greeting"], origin: .otherProcess))
+        #expect(suite.object(forKey: "greeting") as? String == "hello")
+    }
+
+    @Test func commandWriteReachesAnUpdatesLoop() async throws {
+        let sandbox = try CommandSandbox()
+        let suite = FileSuite(name: "com.example.shared", directory: sandbox.directory, arguments: [])
+        let key = Defaults.Key<Int>("volume", default: 0, suite: suite)
+        let received = Mutex<[Int]>([])
+        let task = Task {
+            for await value in Defaults.updates(key) {
+                received.withLock { $0.append(value) }
+            }
+        }
+        defer { task.cancel() }
+        #expect(await eventually { received.withLock { $0 } == [0] })
+
+        #expect(try sandbox.run("write", "com.example.shared", "volume", "-int", "7").status == 0)
+        #expect(await eventually { received.withLock { $0.last } == 7 })
+        #expect(try sandbox.run("write", "com.example.shared", "volume", "-int", "9").status == 0)
+        #expect(await eventually { received.withLock { $0.last } == 9 })
+        #expect(try sandbox.run("delete", "com.example.shared", "volume").status == 0)
+        #expect(await eventually { received.withLock { $0.last } == 0 })
+        #expect(received.withLock { $0 } == [0, 7, 9, 0])
+    }
+
+    @Test func valueWrittenByTheProcessIsReadByTheCommand() throws {
+        let sandbox = try CommandSandbox()
+        let suite = FileSuite(name: "com.example.shared", directory: sandbox.directory, arguments: [])
+        let key = Defaults.Key<String>("theme", default: "light", suite: suite)
+        Defaults[key] = "dark"
+        suite.set([1, 2, 3], forKey: "recent")
+        try suite.flush()
+        let read = try sandbox.run("read", "com.example.shared")
+        #expect(
+            read.output == "{\n    recent =     (\n        1,\n        2,\n        3\n    );\n    theme = dark;\n}\n",
+            "\(read)")
+        #expect(try sandbox.run("read", "com.example.shared", "theme").output == "dark\n")
+    }
+
+    @Test func commandKeepsTheKeysOfAProcessWritingAtTheSameTime() throws {
+        let sandbox = try CommandSandbox()
+        let suite = FileSuite(name: "com.example.shared", directory: sandbox.directory, arguments: [])
+        suite.set("mine", forKey: "process")
+        try suite.flush()
+        // A change of the process not yet flushed when the command writes.
+        suite.set("later", forKey: "pending")
+        #expect(try sandbox.run("write", "com.example.shared", "command", "-int", "1").status == 0)
+        try suite.flush()
+        let values = try sandbox.storedValues("com.example.shared")
+        #expect(PropertyList.isEqual(values, ["process": "mine", "pending": "later", "command": 1] as [String: Any]))
+    }
+
+    @Test func foundationReadsWhatTheCommandWrites() throws {
+        let sandbox = try CommandSandbox()
+        try sandbox.run("write", "com.example.shared", "count", "-int", "4")
+        // The file is Foundation's format, so another reader gets the same values.
+        let data = try Data(contentsOf: sandbox.fileURL("com.example.shared"))
+        let values = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        #expect(values?["count"] as? Int == 4)
+    }
+}
+
+/// Waits until `condition` holds. The timeout only keeps a broken test from hanging.
+func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while !condition() {
+        if ContinuousClock.now > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}

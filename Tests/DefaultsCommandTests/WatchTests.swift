@@ -1,0 +1,70 @@
+import Defaults
+import Foundation
+import Testing
+
+/// `defaults watch` in one process, changes made by others.
+@Suite("watch")
+struct WatchTests {
+    /// Starts `watch` and waits until it says it is watching.
+    private func startWatching(_ sandbox: CommandSandbox, _ arguments: String...) throws -> RunningCommand {
+        let watch = try sandbox.start(["watch"] + arguments)
+        let started = watch.error.waitForLines { $0.contains { $0.hasPrefix("Watching ") } }
+        #expect(started, "watch did not start: \(watch.error.text)")
+        return watch
+    }
+
+    @Test func printsChangesFromOtherProcesses() throws {
+        let sandbox = try CommandSandbox()
+        try sandbox.run("write", "com.example.watched", "before", "1")
+        let watch = try startWatching(sandbox, "com.example.watched")
+        #expect(try sandbox.run("write", "com.example.watched", "greeting", "-string", "hello").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 1 })
+        #expect(try sandbox.run("write", "com.example.watched", "greeting", "-string", "hello world").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 2 })
+        #expect(try sandbox.run("write", "com.example.watched", "list", "-array", "a", "-int", "2").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 3 })
+        #expect(try sandbox.run("delete", "com.example.watched", "before").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 4 })
+        let status = watch.stop(signal: SIGTERM)
+        #expect(
+            watch.output.lines == [
+                "greeting = hello;", "greeting = \"hello world\";", "list = ( a, 2 );", "before deleted",
+            ])
+        #expect(status == 0)
+        #expect(watch.error.lines == ["Watching com.example.watched (Control-C to stop)"])
+    }
+
+    @Test func printsChangesFromALibraryProcess() throws {
+        let sandbox = try CommandSandbox()
+        let watch = try startWatching(sandbox, "com.example.watched")
+        let suite = FileSuite(name: "com.example.watched", directory: sandbox.directory, arguments: [])
+        suite.set(5, forKey: "volume")
+        try suite.flush()
+        #expect(watch.output.waitForLines { $0.count >= 1 })
+        suite.set(nil, forKey: "volume")
+        try suite.flush()
+        #expect(watch.output.waitForLines { $0.count >= 2 })
+        #expect(watch.stop(signal: SIGINT) == 0)
+        #expect(watch.output.lines == ["volume = 5;", "volume deleted"])
+    }
+
+    @Test func oneKeyAsJSON() throws {
+        let sandbox = try CommandSandbox()
+        let watch = try startWatching(sandbox, "--json", "-g", "theme")
+        #expect(try sandbox.run("write", "-g", "other", "-int", "1").status == 0)
+        #expect(try sandbox.run("write", "-g", "theme", "-string", "dark \"mode\"").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 1 })
+        #expect(try sandbox.run("write", "-g", "theme", "-dict", "a", "-int", "1").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 2 })
+        #expect(try sandbox.run("delete", "-g").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 3 })
+        #expect(watch.stop() == 0)
+        #expect(
+            watch.output.lines == [
+                #"{"key":"theme","value":"dark \"mode\""}"#,
+                #"{"key":"theme","value":{"a":1}}"#,
+                #"{"key":"theme","deleted":true}"#,
+            ]
+        )
+    }
+}
