@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -7,11 +8,24 @@ let package = Package(
     products: [
         .library(name: "Defaults", targets: ["Defaults"]),
         .library(name: "DefaultsCombine", targets: ["DefaultsCombine"]),
+        .library(name: "DefaultsMacros", targets: ["DefaultsMacros"]),
         .executable(name: "defaults-example", targets: ["DefaultsExample"]),
+        // The `defaults` command. Its target and module are `DefaultsCommand`, not `defaults`:
+        // a target `defaults` would build `defaults.build` and `defaults.swiftmodule` beside the
+        // library's `Defaults.build` and `Modules/Defaults.swiftmodule`, names that clash on a
+        // case-insensitive file system (macOS). As it is, `.build/<configuration>/` holds the
+        // executable `defaults` and its `defaults.product` folder, `DefaultsCommand.build`, and
+        // for the library `Defaults.build` and `Modules/Defaults.swiftmodule`: nothing named
+        // `Defaults` alone, and no two names that differ only by case.
+        .executable(name: "defaults", targets: ["DefaultsCommand"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
+        // `swift package generate-documentation` for the DocC catalogs.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // A fast, dependency-free property-list reader and writer (XML, binary, old-style text).
@@ -30,12 +44,46 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
             ]
         ),
+        // The compiler plugin behind `@ObservableDefault`.
+        .macro(
+            name: "DefaultsMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // `@ObservableDefault` for `@Observable` classes.
+        .target(name: "DefaultsMacros", dependencies: ["Defaults", "DefaultsMacrosPlugin"]),
         .executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
+        .executableTarget(
+            name: "DefaultsCommand",
+            dependencies: [
+                "Defaults",
+                "DefaultsPropertyList",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // A child process that tests spawn to exercise real processes.
         .executableTarget(name: "DefaultsTestHelper", dependencies: ["Defaults"], path: "Tests/Helper"),
         .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList"]),
         .testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestHelper"]),
         .testTarget(name: "DefaultsCombineTests", dependencies: ["DefaultsCombine"]),
+        // Runs the built `defaults` executable; depending on its target gets it built.
+        .testTarget(
+            name: "DefaultsCommandTests",
+            dependencies: ["DefaultsCommand", "Defaults", "DefaultsPropertyList"]
+        ),
+        .testTarget(
+            name: "DefaultsMacrosTests",
+            dependencies: [
+                "DefaultsMacros",
+                "DefaultsMacrosPlugin",
+                "DefaultsTestHelper",
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,6 +16,7 @@ public enum Defaults {
     ///
     /// A read returns the stored value, or the key's default value when nothing is stored or what
     /// is stored is not a `Value`. Assigning `nil` to an optional key removes the stored value.
+    @inlinable
     public static subscript<Value: Serializable>(key: Key<Value>) -> Value {
         get { key.value(in: key.suite) }
         set { key.store(newValue, in: key.suite) }

@@ -1,8 +1,32 @@
+// A child process for the tests: `DefaultsTestHelper <command> [arguments…]`.
+// Each command lives in its own file; add a case here for a new one.
 import Foundation
+
 let arguments = Array(CommandLine.arguments.dropFirst())
+guard let command = arguments.first else {
+    FileHandle.standardError.write(Data("usage: DefaultsTestHelper <command> [arguments…]\n".utf8))
+    exit(64)
+}
 let rest = Array(arguments.dropFirst())
-switch arguments.first {
+
+switch command {
 case "userdefaults-write": UserDefaultsCommands.write(rest)
 case "userdefaults-read": UserDefaultsCommands.read(rest)
-default: exit(64)
+case "filesuite-set": FileSuiteCommands.set(rest)
+case "filesuite-get": FileSuiteCommands.get(rest)
+case "filesuite-write-keys": FileSuiteCommands.writeKeys(rest)
+case "filesuite-ack-loop": FileSuiteCommands.acknowledgeLoop(rest)
+case "filesuite-wait-signal": FileSuiteCommands.waitForSignal(rest)
+case "filesuite-file-size-limit": FileSuiteCommands.fileSizeLimit(rest)
+case "filesuite-describe": FileSuiteCommands.describeSample(rest)
+case "foundation-write": FileSuiteCommands.foundationWrite(rest)
+case "foundation-read": FileSuiteCommands.foundationRead(rest)
+case "types-write": FileSuiteCommands.typesWrite(rest)
+case "types-read": FileSuiteCommands.typesRead(rest)
+case "sample-describe": FileSuiteCommands.describeExpectedSample(rest)
+case "launch-arguments-read": LaunchArgumentCommands.read(rest)
+case "observation-write": ObservationCommands.write(rest)
+default:
+    FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
+    exit(64)
 }

@@ -22,7 +22,9 @@ extension Defaults {
         }
 
         private let defaultSource: DefaultSource
-        private let decodeCache: DecodeCache<Value>?
+        @usableFromInline let decodeCache: DecodeCache<Value>?
+        /// Where the key was declared, for ``Defaults/KeyRegistry``.
+        let declarationSite: KeyDeclarationSite
 
         /// The value a read returns when nothing usable is stored.
         public var defaultValue: Value {
@@ -40,11 +42,22 @@ extension Defaults {
 
         /// Creates a key with a static default value, registered with `suite`.
         ///
+        /// - Parameters:
+        ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
+        ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         /// - Precondition: `name` is ASCII, does not start with `@` and has no `.`.
-        public init(_ name: String, default defaultValue: Value, suite: any DefaultsSuite = Defaults.standardSuite) {
+        public init(
+            _ name: String,
+            default defaultValue: Value,
+            suite: any DefaultsSuite = Defaults.standardSuite,
+            file: StaticString = #fileID,
+            line: UInt = #line
+        ) {
             defaultSource = .value(defaultValue)
             decodeCache = DecodeCache()
+            declarationSite = KeyDeclarationSite(file: file, line: line)
             super.init(name: name, suite: suite)
+            Defaults.KeyRegistry.register(self)
             if let object = Value.bridge.serialize(defaultValue) {
                 suite.register(defaults: [name: object])
             }
@@ -54,29 +67,49 @@ extension Defaults {
         public init(
             _ name: String,
             suite: any DefaultsSuite = Defaults.standardSuite,
+            file: StaticString = #fileID,
+            line: UInt = #line,
             default defaultValueGetter: @escaping @Sendable () -> Value
         ) {
             defaultSource = .dynamic(defaultValueGetter)
             decodeCache = DecodeCache()
+            declarationSite = KeyDeclarationSite(file: file, line: line)
             super.init(name: name, suite: suite)
+            Defaults.KeyRegistry.register(self)
         }
 
         /// Creates a key with a static default value in a `UserDefaults` suite.
-        public convenience init(_ name: String, default defaultValue: Value, suite: UserDefaults) {
-            self.init(name, default: defaultValue, suite: UserDefaultsSuite.shared(suite))
+        public convenience init(
+            _ name: String,
+            default defaultValue: Value,
+            suite: UserDefaults,
+            file: StaticString = #fileID,
+            line: UInt = #line
+        ) {
+            self.init(name, default: defaultValue, suite: UserDefaultsSuite.shared(suite), file: file, line: line)
         }
 
         /// Creates a key with a dynamic default value in a `UserDefaults` suite.
         public convenience init(
             _ name: String,
             suite: UserDefaults,
+            file: StaticString = #fileID,
+            line: UInt = #line,
             default defaultValueGetter: @escaping @Sendable () -> Value
         ) {
-            self.init(name, suite: UserDefaultsSuite.shared(suite), default: defaultValueGetter)
+            self.init(name, suite: UserDefaultsSuite.shared(suite), file: file, line: line, default: defaultValueGetter)
         }
 
+        // The read and write paths are inlinable so that code using a key gets a copy specialized
+        // for its value type: unspecialized generic decoding costs several times a dictionary lookup.
+
         /// Decodes a stored property-list object; `nil` if it is not a `Value`.
+        @inlinable
         func decode(_ object: Any) -> Value? {
+            // A value stored as itself (a number, string, date, or collection of these) needs no bridge.
+            if Value.isNativelySupportedType, let value = object as? Value {
+                return value
+            }
             guard let decodeCache else {
                 return Value.bridge.deserialize(object as? Value.Serializable)
             }
@@ -85,41 +118,66 @@ extension Defaults {
             }
         }
 
-        /// The value of this key in `suite`: what is stored if it decodes, else the default.
-        func value(in suite: some DefaultsSuite) -> Value {
-            if let object = suite.object(forKey: name), let value = decode(object) {
+        /// The value a read returns when the suite holds `object`: the decoded object, or the default.
+        @inlinable
+        func value(fromStored object: Any?) -> Value {
+            if let object, let value = decode(object) {
                 return value
             }
             return defaultValue
         }
 
+        /// The value of this key in `suite`: what is stored if it decodes, else the default.
+        ///
+        /// The suite is an existential, not a generic parameter, so that the caller's copy is
+        /// specialized for `Value` even when the suite's type is known only at run time.
+        @inlinable
+        func value(in suite: any DefaultsSuite) -> Value {
+            value(fromStored: suite.object(forKey: name))
+        }
+
         /// Stores `value` in `suite`; `nil` (for an optional key) removes the stored value.
         ///
         /// A value that cannot be serialized is reported and leaves the stored value unchanged.
-        func store(_ value: Value, in suite: some DefaultsSuite) {
+        @inlinable
+        func store(_ value: Value, in suite: any DefaultsSuite) {
             if let optional = value as? any OptionalProtocol, optional.isNil {
                 suite.set(nil, forKey: name)
             } else if let object = Value.bridge.serialize(value) {
                 suite.set(object, forKey: name)
             } else {
-                Defaults.logger.error(
-                    "The value for key could not be serialized; the stored value is unchanged",
-                    metadata: ["key": "\(name)", "type": "\(Value.self)", "suite": "\(suite.name)"]
-                )
+                reportUnserializable(in: suite)
             }
+        }
+
+        @usableFromInline
+        func reportUnserializable(in suite: any DefaultsSuite) {
+            Defaults.logger.error(
+                "The value for key could not be serialized; the stored value is unchanged",
+                metadata: ["key": "\(name)", "type": "\(Value.self)", "suite": "\(suite.name)"]
+            )
         }
     }
 }
 
 extension Defaults.Key {
     /// Creates an optional key whose default value is `nil`.
-    public convenience init<Wrapped>(_ name: String, suite: any DefaultsSuite = Defaults.standardSuite)
-    where Value == Wrapped? {
-        self.init(name, default: nil, suite: suite)
+    public convenience init<Wrapped>(
+        _ name: String,
+        suite: any DefaultsSuite = Defaults.standardSuite,
+        file: StaticString = #fileID,
+        line: UInt = #line
+    ) where Value == Wrapped? {
+        self.init(name, default: nil, suite: suite, file: file, line: line)
     }
 
     /// Creates an optional key in a `UserDefaults` suite whose default value is `nil`.
-    public convenience init<Wrapped>(_ name: String, suite: UserDefaults) where Value == Wrapped? {
-        self.init(name, default: nil, suite: UserDefaultsSuite.shared(suite))
+    public convenience init<Wrapped>(
+        _ name: String,
+        suite: UserDefaults,
+        file: StaticString = #fileID,
+        line: UInt = #line
+    ) where Value == Wrapped? {
+        self.init(name, default: nil, suite: UserDefaultsSuite.shared(suite), file: file, line: line)
     }
 }

@@ -3,6 +3,7 @@ import Synchronization
 /// Remembers the last decoded value of an expensive type (`Codable`, property-list `Codable`)
 /// together with the stored object it came from, so that reading an unchanged value does not
 /// decode it again.
+@usableFromInline
 final class DecodeCache<Value: Defaults.Serializable>: Sendable {
     // `@unchecked Sendable`: `object` is an immutable property-list value and `value` a value
     // type (classes are never cached), each read getting its own copy.
@@ -21,6 +22,7 @@ final class DecodeCache<Value: Defaults.Serializable>: Sendable {
         else { return nil }
     }
 
+    @usableFromInline
     func value(for object: Any, decode: () -> Value?) -> Value? {
         if let cached = entry.withLock({ $0 }), PropertyListObject.isEqual(cached.object, object) {
             return cached.value

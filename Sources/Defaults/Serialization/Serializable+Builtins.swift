@@ -1,6 +1,9 @@
 import Foundation
 
-extension Int: Defaults.Serializable { public static let bridge = Defaults.IntegerBridge<Int>() }
+extension Int: Defaults.Serializable {
+    public static let bridge = Defaults.IntegerBridge<Int>()
+    public static var isNativelySupportedType: Bool { true }
+}
 extension Int8: Defaults.Serializable { public static let bridge = Defaults.IntegerBridge<Int8>() }
 extension Int16: Defaults.Serializable { public static let bridge = Defaults.IntegerBridge<Int16>() }
 extension Int32: Defaults.Serializable { public static let bridge = Defaults.IntegerBridge<Int32>() }
@@ -10,22 +13,39 @@ extension UInt8: Defaults.Serializable { public static let bridge = Defaults.Int
 extension UInt16: Defaults.Serializable { public static let bridge = Defaults.IntegerBridge<UInt16>() }
 extension UInt32: Defaults.Serializable { public static let bridge = Defaults.IntegerBridge<UInt32>() }
 extension UInt64: Defaults.Serializable { public static let bridge = Defaults.IntegerBridge<UInt64>() }
-extension Double: Defaults.Serializable { public static let bridge = Defaults.FloatingPointBridge<Double>() }
+extension Double: Defaults.Serializable {
+    public static let bridge = Defaults.FloatingPointBridge<Double>()
+    public static var isNativelySupportedType: Bool { true }
+}
 extension Float: Defaults.Serializable { public static let bridge = Defaults.FloatingPointBridge<Float>() }
 extension CGFloat: Defaults.Serializable { public static let bridge = Defaults.FloatingPointBridge<CGFloat>() }
-extension Bool: Defaults.Serializable { public static let bridge = Defaults.BoolBridge() }
-extension String: Defaults.Serializable { public static let bridge = Defaults.IdentityBridge<String>() }
-extension Date: Defaults.Serializable { public static let bridge = Defaults.IdentityBridge<Date>() }
-extension Data: Defaults.Serializable { public static let bridge = Defaults.IdentityBridge<Data>() }
+extension Bool: Defaults.Serializable {
+    public static let bridge = Defaults.BoolBridge()
+    public static var isNativelySupportedType: Bool { true }
+}
+extension String: Defaults.Serializable {
+    public static let bridge = Defaults.IdentityBridge<String>()
+    public static var isNativelySupportedType: Bool { true }
+}
+extension Date: Defaults.Serializable {
+    public static let bridge = Defaults.IdentityBridge<Date>()
+    public static var isNativelySupportedType: Bool { true }
+}
+extension Data: Defaults.Serializable {
+    public static let bridge = Defaults.IdentityBridge<Data>()
+    public static var isNativelySupportedType: Bool { true }
+}
 extension URL: Defaults.Serializable { public static let bridge = Defaults.URLBridge() }
 extension UUID: Defaults.Serializable { public static let bridge = Defaults.UUIDBridge() }
 
 extension Optional: Defaults.Serializable where Wrapped: Defaults.Serializable {
     public static var bridge: Defaults.OptionalBridge<Wrapped> { .init() }
+    public static var isNativelySupportedType: Bool { Wrapped.isNativelySupportedType }
 }
 
 extension Array: Defaults.Serializable where Element: Defaults.Serializable {
     public static var bridge: Defaults.ArrayBridge<Element> { .init() }
+    public static var isNativelySupportedType: Bool { Element.isNativelySupportedType }
 }
 
 extension Set: Defaults.Serializable where Element: Defaults.Serializable {
@@ -34,6 +54,7 @@ extension Set: Defaults.Serializable where Element: Defaults.Serializable {
 
 extension Dictionary: Defaults.Serializable where Key: LosslessStringConvertible, Value: Defaults.Serializable {
     public static var bridge: Defaults.DictionaryBridge<Key, Value> { .init() }
+    public static var isNativelySupportedType: Bool { Key.self == String.self && Value.isNativelySupportedType }
 }
 
 extension Range: Defaults.Serializable where Bound: Defaults.Serializable {

@@ -37,6 +37,13 @@ public protocol DefaultsSerializable {
     associatedtype Bridge: DefaultsBridge where Bridge.Value == Self
     /// The bridge that serializes this type.
     static var bridge: Bridge { get }
+    /// Whether values are stored as themselves (numbers, strings, dates, data, and arrays and
+    /// string-keyed dictionaries of these), so that a read can skip the bridge. `false` by default.
+    static var isNativelySupportedType: Bool { get }
+}
+
+extension DefaultsSerializable {
+    public static var isNativelySupportedType: Bool { false }
 }
 
 /// Converts values of one type to a property-list object (its `Serializable`) and back.
@@ -91,10 +98,11 @@ public protocol DefaultsPreferNSSecureCoding {}
 public protocol DefaultsPreferPropertyList: Codable {}
 
 /// Lets generic code ask whether a value is `Optional.none`.
+@usableFromInline
 protocol OptionalProtocol {
     var isNil: Bool { get }
 }
 
 extension Optional: OptionalProtocol {
-    var isNil: Bool { self == nil }
+    @usableFromInline var isNil: Bool { self == nil }
 }
