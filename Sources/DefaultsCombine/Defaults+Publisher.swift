@@ -1,9 +1,10 @@
+import Defaults
+
 #if canImport(Combine)
 import Combine
 #else
 import OpenCombine
 #endif
-import Defaults
 
 extension Defaults {
     /// A publisher of the changes to `key`, built on ``Defaults/observe(_:options:handler:)``.

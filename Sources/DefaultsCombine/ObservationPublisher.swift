@@ -1,10 +1,11 @@
+import Defaults
+import Foundation
+
 #if canImport(Combine)
 import Combine
 #else
 import OpenCombine
 #endif
-import Defaults
-import Foundation
 
 /// A publisher whose subscriptions each run one ``Defaults/Observation``.
 struct ObservationPublisher<Output>: Publisher {

@@ -25,7 +25,8 @@ extension Defaults.Keys {
 let previousLaunch = Defaults[.lastLaunch]
 Defaults[.launchCount] += 1
 Defaults[.lastLaunch] = Date()
-Defaults[.recentFiles] = Array(([URL(fileURLWithPath: "/tmp/launch-\(Defaults[.launchCount]).txt")] + Defaults[.recentFiles]).prefix(3))
+Defaults[.recentFiles] = Array(
+    ([URL(fileURLWithPath: "/tmp/launch-\(Defaults[.launchCount]).txt")] + Defaults[.recentFiles]).prefix(3))
 
 print("Settings of suite \(Defaults.standardSuite.name):")
 print("  launch count: \(Defaults[.launchCount])")

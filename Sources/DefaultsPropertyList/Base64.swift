@@ -2,7 +2,8 @@ import Foundation
 
 /// Base64 as property lists use it.
 enum Base64 {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// 0...63 for alphabet bytes, 0xFE for whitespace, 0xFD for `=`, 0xFF otherwise.
     private static let decodeTable: [UInt8] = {
@@ -34,7 +35,8 @@ enum Base64 {
                     for _ in 0..<tabs { out.appendUnchecked(UInt8(ascii: "\t")) }
                     var index = start
                     while index + 3 <= end {
-                        let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+                        let chunk =
+                            UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
                         out.appendUnchecked(table[Int(chunk >> 18)])
                         out.appendUnchecked(table[Int(chunk >> 12 & 0x3F)])
                         out.appendUnchecked(table[Int(chunk >> 6 & 0x3F)])

@@ -33,7 +33,8 @@ struct BinaryReader {
 
     static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> Any {
         guard isBinary(bytes) else {
-            throw PropertyListError(kind: .syntax, message: "not a binary property list (no bplist00 header)", offset: 0)
+            throw PropertyListError(
+                kind: .syntax, message: "not a binary property list (no bplist00 header)", offset: 0)
         }
         var reader = try BinaryReader(bytes)
         let topField = bytes.count - trailerSize + 16
@@ -49,14 +50,16 @@ struct BinaryReader {
         let minimum = 8 + 1 + BinaryReader.trailerSize
         guard bytes.count >= minimum else {
             throw PropertyListError(
-                kind: .truncated, message: "a binary property list needs at least \(minimum) bytes", offset: bytes.count)
+                kind: .truncated, message: "a binary property list needs at least \(minimum) bytes", offset: bytes.count
+            )
         }
         let trailer = bytes.count - BinaryReader.trailerSize
         offsetSize = Int(bytes[trailer + 6])
         referenceSize = Int(bytes[trailer + 7])
         guard (1...8).contains(offsetSize), (1...8).contains(referenceSize) else {
             throw PropertyListError(
-                kind: .corrupt, message: "invalid offset size \(offsetSize) or reference size \(referenceSize) in the trailer",
+                kind: .corrupt,
+                message: "invalid offset size \(offsetSize) or reference size \(referenceSize) in the trailer",
                 offset: trailer + 6)
         }
         let count = BinaryReader.bigEndian(bytes, at: trailer + 8, size: 8)
@@ -123,7 +126,8 @@ struct BinaryReader {
             guard marker == 0x33 else { throw corrupt("unknown object marker 0x\(String(marker, radix: 16))", offset) }
             try require(offset + 1, 8, offset)
             return Date(
-                timeIntervalSinceReferenceDate: Double(bitPattern: BinaryReader.bigEndian(bytes, at: offset + 1, size: 8)))
+                timeIntervalSinceReferenceDate: Double(
+                    bitPattern: BinaryReader.bigEndian(bytes, at: offset + 1, size: 8)))
         case 0x4, 0x5, 0x6:
             let (count, start) = try lengthAndStart(offset, low)
             let byteCount = marker >> 4 == 0x6 ? count * 2 : count
@@ -152,7 +156,9 @@ struct BinaryReader {
         }
     }
 
-    private mutating func array(objectIndex: Int, offset: Int, count: Int, start: Int) throws(PropertyListError) -> [Any] {
+    private mutating func array(objectIndex: Int, offset: Int, count: Int, start: Int) throws(PropertyListError)
+        -> [Any]
+    {
         guard count <= (objectsEnd - start) / referenceSize else {
             throw corrupt("an array's references run past the object area", offset)
         }
@@ -192,7 +198,8 @@ struct BinaryReader {
         depth += 1
         guard depth <= PropertyList.maximumDepth else {
             throw PropertyListError(
-                kind: .tooDeep, message: "containers are nested deeper than \(PropertyList.maximumDepth) levels", offset: offset)
+                kind: .tooDeep, message: "containers are nested deeper than \(PropertyList.maximumDepth) levels",
+                offset: offset)
         }
         inProgress[objectIndex] = true
     }
@@ -223,7 +230,8 @@ struct BinaryReader {
             let low = BinaryReader.bigEndian(bytes, at: start + 8, size: 8)
             if high == 0 { return low <= UInt64(Int.max) ? Int(low) : low }
             if high == UInt64.max, low > UInt64(Int.max) { return Int(bitPattern: UInt(low)) }
-            throw PropertyListError(kind: .outOfRange, message: "a 128-bit integer does not fit in 64 bits", offset: markerOffset)
+            throw PropertyListError(
+                kind: .outOfRange, message: "a 128-bit integer does not fit in 64 bits", offset: markerOffset)
         case 8:
             return Int(bitPattern: UInt(BinaryReader.bigEndian(bytes, at: start, size: 8)))
         default:
@@ -237,11 +245,15 @@ struct BinaryReader {
         if low != 0x0F { return (low, offset + 1) }
         try require(offset + 1, 1, offset)
         let intMarker = bytes[offset + 1]
-        guard intMarker >> 4 == 0x1, intMarker & 0x0F <= 3 else { throw corrupt("invalid length after an object marker", offset) }
+        guard intMarker >> 4 == 0x1, intMarker & 0x0F <= 3 else {
+            throw corrupt("invalid length after an object marker", offset)
+        }
         let size = 1 << Int(intMarker & 0x0F)
         try require(offset + 2, size, offset)
         let count = BinaryReader.bigEndian(bytes, at: offset + 2, size: size)
-        guard count <= UInt64(objectsEnd) else { throw corrupt("a length of \(count) runs past the object area", offset) }
+        guard count <= UInt64(objectsEnd) else {
+            throw corrupt("a length of \(count) runs past the object area", offset)
+        }
         return (Int(count), offset + 2 + size)
     }
 
@@ -249,7 +261,8 @@ struct BinaryReader {
     @inline(__always)
     private func require(_ start: Int, _ count: Int, _ markerOffset: Int) throws(PropertyListError) {
         guard start <= objectsEnd, count <= objectsEnd - start else {
-            throw PropertyListError(kind: .corrupt, message: "an object runs past the object area", offset: markerOffset)
+            throw PropertyListError(
+                kind: .corrupt, message: "an object runs past the object area", offset: markerOffset)
         }
     }
 

@@ -87,7 +87,10 @@ struct ByteWriter: ~Copyable {
         reserve(20)
         var digits = 1
         var probe = value
-        while probe >= 10 { probe /= 10; digits += 1 }
+        while probe >= 10 {
+            probe /= 10
+            digits += 1
+        }
         var rest = value
         var index = count + digits - 1
         repeat {
@@ -107,7 +110,10 @@ struct ByteWriter: ~Copyable {
         }
         var digits = 1
         var probe = value
-        while probe >= 10 { probe /= 10; digits += 1 }
+        while probe >= 10 {
+            probe /= 10
+            digits += 1
+        }
         append(repeating: UInt8(ascii: "0"), count: width - digits)
         appendDecimal(UInt64(value))
     }

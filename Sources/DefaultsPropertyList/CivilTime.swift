@@ -29,7 +29,9 @@ struct CivilTime: Equatable {
     }
 
     init(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
-        (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
+        (self.year, self.month, self.day, self.hour, self.minute, self.second) = (
+            year, month, day, hour, minute, second
+        )
     }
 
     /// Seconds since 2001-01-01 00:00:00 UTC.
@@ -40,7 +42,8 @@ struct CivilTime: Equatable {
 
     /// Whether the fields name a real calendar day and time (a leap second is let through).
     var isValid: Bool {
-        guard (1...12).contains(month), day >= 1, (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        guard (1...12).contains(month), day >= 1, (0...23).contains(hour), (0...59).contains(minute),
+            (0...60).contains(second)
         else { return false }
         // Beyond this range the day arithmetic could overflow; Foundation's own dates do not get close.
         guard abs(year) <= 10_000_000 else { return false }

@@ -42,8 +42,10 @@ enum NumberText {
             let digit: UInt64
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte &- UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16: digit = UInt64(byte &- UInt8(ascii: "a") &+ 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F") where radix == 16: digit = UInt64(byte &- UInt8(ascii: "A") &+ 10)
+            case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16:
+                digit = UInt64(byte &- UInt8(ascii: "a") &+ 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F") where radix == 16:
+                digit = UInt64(byte &- UInt8(ascii: "A") &+ 10)
             default: return .invalid
             }
             let (shifted, overflow1) = magnitude.multipliedReportingOverflow(by: radix)
@@ -159,7 +161,9 @@ enum NumberText {
         func number(maxDigits: Int, minDigits: Int) -> Int? {
             var value = 0
             var digits = 0
-            while index < text.count, digits < maxDigits, text[index] >= UInt8(ascii: "0"), text[index] <= UInt8(ascii: "9") {
+            while index < text.count, digits < maxDigits, text[index] >= UInt8(ascii: "0"),
+                text[index] <= UInt8(ascii: "9")
+            {
                 value = value * 10 + Int(text[index] &- UInt8(ascii: "0"))
                 digits += 1
                 index += 1

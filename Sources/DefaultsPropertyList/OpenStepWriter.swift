@@ -53,7 +53,9 @@ struct OpenStepWriter: ~Copyable {
             writeEntries(dictionary.sorted { $0.key < $1.key }, level: level)
         case .hashableDictionary(let dictionary):
             // Non-string keys cannot be written back anyway; describe them rather than fail.
-            let entries = dictionary.map { (key: ($0.key.base as? String) ?? String(describing: $0.key.base), value: $0.value) }
+            let entries = dictionary.map {
+                (key: ($0.key.base as? String) ?? String(describing: $0.key.base), value: $0.value)
+            }
             writeEntries(entries.sorted { $0.key < $1.key }, level: level)
         case .null:
             out.append("\"<null>\"")
@@ -166,7 +168,10 @@ struct OpenStepWriter: ~Copyable {
             }
             out.append(UInt8(ascii: "\""))
             var asciiOnly = true
-            for byte in bytes where byte >= 0x80 { asciiOnly = false; break }
+            for byte in bytes where byte >= 0x80 {
+                asciiOnly = false
+                break
+            }
             if asciiOnly {
                 for byte in bytes { appendEscapedASCII(byte) }
             } else {

@@ -61,7 +61,9 @@ public struct PropertyListError: Error, CustomStringConvertible, Sendable, Equat
 
 extension PropertyListError {
     /// An error at `offset` in a text input, with the line computed from the bytes before it.
-    static func text(_ kind: Kind, _ message: String, at offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> PropertyListError {
+    static func text(_ kind: Kind, _ message: String, at offset: Int, in bytes: UnsafeBufferPointer<UInt8>)
+        -> PropertyListError
+    {
         let end = min(max(offset, 0), bytes.count)
         var line = 1
         // Errors are rare, so counting lines only when one is thrown keeps the happy path free of bookkeeping.

@@ -63,7 +63,8 @@ struct TextReader {
         var stop = pos + 1
         while stop < end, base[stop] | 0x20 >= UInt8(ascii: "a"), base[stop] | 0x20 <= UInt8(ascii: "z") { stop += 1 }
         let word = String(decoding: UnsafeBufferPointer(start: base + pos + 1, count: stop - pos - 1), as: UTF8.self)
-        return ["plist", "dict", "array", "key", "string", "integer", "real", "true", "false", "date", "data"].contains(word)
+        return ["plist", "dict", "array", "key", "string", "integer", "real", "true", "false", "date", "data"].contains(
+            word)
     }
 
     // MARK: - Values
@@ -122,7 +123,8 @@ struct TextReader {
     }
 
     /// Parses `key = value;` pairs up to `closing` (or the end of input when `closing` is nil).
-    private mutating func parseEntries(firstKey: String?, closing: UInt8?, openedAt start: Int) throws(PropertyListError)
+    private mutating func parseEntries(firstKey: String?, closing: UInt8?, openedAt start: Int)
+        throws(PropertyListError)
         -> [String: Any]
     {
         var dictionary: [String: Any] = [:]
@@ -229,7 +231,8 @@ struct TextReader {
         guard pos < end else { throw error(.truncated, "unterminated quoted string", at: start) }
         if base[pos] == quote {
             pos += 1
-            return String(decoding: UnsafeBufferPointer(start: base + contentStart, count: pos - 1 - contentStart), as: UTF8.self)
+            return String(
+                decoding: UnsafeBufferPointer(start: base + contentStart, count: pos - 1 - contentStart), as: UTF8.self)
         }
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: UnsafeBufferPointer(start: base + contentStart, count: pos - contentStart))
@@ -243,7 +246,10 @@ struct TextReader {
             }
             pos += 1
             guard byte == UInt8(ascii: "\\") else {
-                if pendingHigh != nil { appendScalar(0xFFFD); pendingHigh = nil }
+                if pendingHigh != nil {
+                    appendScalar(0xFFFD)
+                    pendingHigh = nil
+                }
                 scratch.append(byte)
                 continue
             }
@@ -275,7 +281,10 @@ struct TextReader {
                 }
                 continue
             }
-            if pendingHigh != nil { appendScalar(0xFFFD); pendingHigh = nil }
+            if pendingHigh != nil {
+                appendScalar(0xFFFD)
+                pendingHigh = nil
+            }
             switch escaped {
             case UInt8(ascii: "a"): scratch.append(0x07)
             case UInt8(ascii: "b"): scratch.append(0x08)
@@ -337,7 +346,9 @@ struct TextReader {
                 while pos < end, base[pos] != UInt8(ascii: "\n") { pos += 1 }
             } else if byte == UInt8(ascii: "/"), pos + 1 < end, base[pos + 1] == UInt8(ascii: "*") {
                 pos += 2
-                while pos < end, !(base[pos] == UInt8(ascii: "*") && pos + 1 < end && base[pos + 1] == UInt8(ascii: "/")) {
+                while pos < end,
+                    !(base[pos] == UInt8(ascii: "*") && pos + 1 < end && base[pos + 1] == UInt8(ascii: "/"))
+                {
                     pos += 1
                 }
                 pos = min(pos + 2, end)

@@ -32,9 +32,11 @@ enum ValueNormalizer {
             let entries = try PropertyListValue.stringKeyed(dictionary)
             return try normalizeEntries(entries, count: entries.count, depth: depth)
         case .null:
-            throw PropertyListError(kind: .unsupportedValue, message: "nil has no property-list representation", keyPath: "")
+            throw PropertyListError(
+                kind: .unsupportedValue, message: "nil has no property-list representation", keyPath: "")
         case .unsupported(let type):
-            throw PropertyListError(kind: .unsupportedValue, message: PropertyListValue.unsupportedMessage(type), keyPath: "")
+            throw PropertyListError(
+                kind: .unsupportedValue, message: PropertyListValue.unsupportedMessage(type), keyPath: "")
         }
     }
 
@@ -58,7 +60,8 @@ enum ValueNormalizer {
     private static func checkDepth(_ depth: Int) throws(PropertyListError) {
         if depth >= PropertyList.maximumDepth {
             throw PropertyListError(
-                kind: .tooDeep, message: "containers are nested deeper than \(PropertyList.maximumDepth) levels", keyPath: "")
+                kind: .tooDeep, message: "containers are nested deeper than \(PropertyList.maximumDepth) levels",
+                keyPath: "")
         }
     }
 

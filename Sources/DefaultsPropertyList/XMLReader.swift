@@ -81,7 +81,8 @@ struct XMLReader {
             switch NumberText.parseInteger(text) {
             case .value(let value): return value
             case .invalid: throw error(.syntax, "invalid <integer> \(quoted(text))", at: open.offset)
-            case .overflow: throw error(.outOfRange, "<integer> \(quoted(text)) does not fit in 64 bits", at: open.offset)
+            case .overflow:
+                throw error(.outOfRange, "<integer> \(quoted(text)) does not fit in 64 bits", at: open.offset)
             }
         case .real:
             let text = try requiredContent(open, "real")
@@ -117,7 +118,8 @@ struct XMLReader {
         case .plist:
             throw error(.syntax, "<plist> inside a value", at: open.offset)
         case .other:
-            let name = String(decoding: UnsafeBufferPointer(start: base + open.nameStart, count: open.nameLength), as: UTF8.self)
+            let name = String(
+                decoding: UnsafeBufferPointer(start: base + open.nameStart, count: open.nameLength), as: UTF8.self)
             throw error(.syntax, "unknown tag <\(name)>", at: open.offset)
         }
     }
@@ -125,7 +127,8 @@ struct XMLReader {
     private mutating func enterContainer(_ open: OpenTag) throws(PropertyListError) {
         depth += 1
         if depth > PropertyList.maximumDepth {
-            throw error(.tooDeep, "containers are nested deeper than \(PropertyList.maximumDepth) levels", at: open.offset)
+            throw error(
+                .tooDeep, "containers are nested deeper than \(PropertyList.maximumDepth) levels", at: open.offset)
         }
     }
 
@@ -210,7 +213,9 @@ struct XMLReader {
                 return OpenTag(tag: tag, isEmpty: false, offset: offset, nameStart: nameStart, nameLength: nameLength)
             case UInt8(ascii: "/"):
                 guard pos + 1 < end else { throw error(.truncated, "the document ends inside a tag", at: offset) }
-                guard base[pos + 1] == UInt8(ascii: ">") else { throw error(.syntax, "expected '>' after '/' in a tag") }
+                guard base[pos + 1] == UInt8(ascii: ">") else {
+                    throw error(.syntax, "expected '>' after '/' in a tag")
+                }
                 pos += 2
                 return OpenTag(tag: tag, isEmpty: true, offset: offset, nameStart: nameStart, nameLength: nameLength)
             case let byte where isNameByte(byte):
@@ -274,7 +279,8 @@ struct XMLReader {
     }
 
     private func tagName(_ open: OpenTag) -> String {
-        "<" + String(decoding: UnsafeBufferPointer(start: base + open.nameStart, count: open.nameLength), as: UTF8.self) + ">"
+        "<" + String(decoding: UnsafeBufferPointer(start: base + open.nameStart, count: open.nameLength), as: UTF8.self)
+            + ">"
     }
 
     /// Consumes `</name>` (whitespace allowed before `>`).
@@ -303,7 +309,9 @@ struct XMLReader {
     // MARK: - Content
 
     /// The raw text up to the closing tag; for numbers, dates and data, which have no entities.
-    private mutating func readContent(closing name: StaticString) throws(PropertyListError) -> UnsafeBufferPointer<UInt8> {
+    private mutating func readContent(closing name: StaticString) throws(PropertyListError) -> UnsafeBufferPointer<
+        UInt8
+    > {
         let start = pos
         while pos < end, base[pos] != UInt8(ascii: "<") { pos += 1 }
         guard pos < end else { throw error(.truncated, "the document ends inside <\(name)>", at: start) }
@@ -312,9 +320,11 @@ struct XMLReader {
         return text
     }
 
-    private mutating func requiredContent(_ open: OpenTag, _ name: StaticString) throws(PropertyListError) -> UnsafeBufferPointer<
-        UInt8
-    > {
+    private mutating func requiredContent(_ open: OpenTag, _ name: StaticString) throws(PropertyListError)
+        -> UnsafeBufferPointer<
+            UInt8
+        >
+    {
         guard !open.isEmpty else { throw error(.syntax, "empty <\(name)>", at: open.offset) }
         return try readContent(closing: name)
     }
@@ -353,7 +363,8 @@ struct XMLReader {
                     guard let close = find("]]>", from: contentStart) else {
                         throw error(.truncated, "unterminated CDATA section")
                     }
-                    scratch.append(contentsOf: UnsafeBufferPointer(start: base + contentStart, count: close - contentStart))
+                    scratch.append(
+                        contentsOf: UnsafeBufferPointer(start: base + contentStart, count: close - contentStart))
                     pos = close + 3
                 } else if hasPrefix("<!--") {
                     try skipComment()
@@ -489,7 +500,9 @@ struct XMLReader {
         let first = needle.utf8Start[0]
         var index = from
         while index + length <= end {
-            if base[index] == first, equals(UnsafeBufferPointer(start: base + index, count: length), needle) { return index }
+            if base[index] == first, equals(UnsafeBufferPointer(start: base + index, count: length), needle) {
+                return index
+            }
             index += 1
         }
         return nil
@@ -503,7 +516,9 @@ struct XMLReader {
 
     private func unexpectedText() -> PropertyListError {
         var stop = pos
-        while stop < end, stop - pos < 20, base[stop] != UInt8(ascii: "<"), base[stop] != UInt8(ascii: "\n") { stop += 1 }
+        while stop < end, stop - pos < 20, base[stop] != UInt8(ascii: "<"), base[stop] != UInt8(ascii: "\n") {
+            stop += 1
+        }
         let text = String(decoding: UnsafeBufferPointer(start: base + pos, count: stop - pos), as: UTF8.self)
         return error(.syntax, "unexpected text \"\(text)\" where a value is expected")
     }

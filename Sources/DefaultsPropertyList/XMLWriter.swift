@@ -80,9 +80,11 @@ struct XMLWriter: ~Copyable {
             }
             try writeEntries(try PropertyListValue.stringKeyed(dictionary).sorted { $0.key < $1.key }, indent: indent)
         case .null:
-            throw PropertyListError(kind: .unsupportedValue, message: "nil has no property-list representation", keyPath: "")
+            throw PropertyListError(
+                kind: .unsupportedValue, message: "nil has no property-list representation", keyPath: "")
         case .unsupported(let type):
-            throw PropertyListError(kind: .unsupportedValue, message: PropertyListValue.unsupportedMessage(type), keyPath: "")
+            throw PropertyListError(
+                kind: .unsupportedValue, message: PropertyListValue.unsupportedMessage(type), keyPath: "")
         }
     }
 
@@ -127,7 +129,8 @@ struct XMLWriter: ~Copyable {
         // The same limit as the readers, so that whatever is written can be read back.
         if indent >= PropertyList.maximumDepth {
             throw PropertyListError(
-                kind: .tooDeep, message: "containers are nested deeper than \(PropertyList.maximumDepth) levels", keyPath: "")
+                kind: .tooDeep, message: "containers are nested deeper than \(PropertyList.maximumDepth) levels",
+                keyPath: "")
         }
     }
 

@@ -1,13 +1,14 @@
-#if canImport(Combine)
-import Combine
-#else
-import OpenCombine
-#endif
 import Defaults
 import DefaultsCombine
 import Foundation
 import Synchronization
 import Testing
+
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 /// `Defaults.publisher`, on every kind of suite. Named so that `--filter Observation` selects it.
 @Suite("Observation: publishers")
@@ -93,11 +94,12 @@ struct PublisherObservationTests {
         Defaults.reset(key.name, suite: suite)
         Defaults[key] = 6
         Defaults.removeAll(suite: suite)
-        #expect(recorder.values == [
-            Seen(old: 1, new: 1), Seen(old: 1, new: 2), Seen(old: 2, new: 3), Seen(old: 3, new: 1),
-            Seen(old: 1, new: 4), Seen(old: 4, new: 1), Seen(old: 1, new: 5), Seen(old: 5, new: 1),
-            Seen(old: 1, new: 6), Seen(old: 6, new: 1),
-        ])
+        #expect(
+            recorder.values == [
+                Seen(old: 1, new: 1), Seen(old: 1, new: 2), Seen(old: 2, new: 3), Seen(old: 3, new: 1),
+                Seen(old: 1, new: 4), Seen(old: 4, new: 1), Seen(old: 1, new: 5), Seen(old: 5, new: 1),
+                Seen(old: 1, new: 6), Seen(old: 6, new: 1),
+            ])
         cancellable.cancel()
     }
 
@@ -135,7 +137,10 @@ struct PublisherObservationTests {
         do {
             let captured = Recorder<Int>()
             weakRecorder = captured
-            cancellable = Defaults.publisher(key).sink { captured.append($0.newValue); recorder.append($0.newValue) }
+            cancellable = Defaults.publisher(key).sink {
+                captured.append($0.newValue)
+                recorder.append($0.newValue)
+            }
         }
         #expect(suite.changes.observerCount == 1)
         cancellable?.cancel()

@@ -28,7 +28,8 @@ struct EncoderInputTests {
 
     @Test func swiftNumericTypes() throws {
         let value: [Any] = [
-            Int8(-8), Int16(-16), Int32(-32), Int64(-64), UInt(1), UInt8(8), UInt16(16), UInt32(32), UInt64(64), Float(0.25),
+            Int8(-8), Int16(-16), Int32(-32), Int64(-64), UInt(1), UInt8(8), UInt16(16), UInt32(32), UInt64(64),
+            Float(0.25),
         ]
         let decoded = try PropertyList.decode(try PropertyList.encodeXML(value))
         #expect(PropertyList.isEqual(decoded, [-8, -16, -32, -64, 1, 8, 16, 32, 64, 0.25] as [Any]))
@@ -46,13 +47,17 @@ struct EncoderInputTests {
             "s": NSString(string: "text"), "a": NSArray(array: [1, "x"]), "d": NSData(data: Data([1])),
             "t": NSDate(timeIntervalSinceReferenceDate: 0),
         ])
-        let expected: [String: Any] = ["s": "text", "a": [1, "x"], "d": Data([1]), "t": Date(timeIntervalSinceReferenceDate: 0)]
+        let expected: [String: Any] = [
+            "s": "text", "a": [1, "x"], "d": Data([1]), "t": Date(timeIntervalSinceReferenceDate: 0),
+        ]
         #expect(PropertyList.isEqual(try PropertyList.decode(try PropertyList.encodeXML(value)), expected))
         #expect(PropertyList.isEqual(try PropertyList.normalize(value), expected))
     }
 
     @Test func optionalsAndAnyHashableAsFoundationOnLinuxReturnsThem() throws {
-        let inner: [AnyHashable: Any?] = ["x": Optional<Any>.some(1), "y": Optional<Any>.some([Optional<Any>.some("z")] as Any)]
+        let inner: [AnyHashable: Any?] = [
+            "x": Optional<Any>.some(1), "y": Optional<Any>.some([Optional<Any>.some("z")] as Any),
+        ]
         let value: [AnyHashable: Any?] = ["nested": Optional<Any>.some(inner as Any), "flag": Optional<Any>.some(true)]
         let expected: [String: Any] = ["nested": ["x": 1, "y": ["z"]], "flag": true]
         #expect(PropertyList.isEqual(try PropertyList.decode(try PropertyList.encodeXML(value)), expected))
@@ -84,7 +89,11 @@ struct EncoderInputTests {
         for (value, path, typeName) in cases {
             for normalizing in [false, true] {
                 do throws(PropertyListError) {
-                    if normalizing { _ = try PropertyList.normalize(value) } else { _ = try PropertyList.encodeXML(value) }
+                    if normalizing {
+                        _ = try PropertyList.normalize(value)
+                    } else {
+                        _ = try PropertyList.encodeXML(value)
+                    }
                     Issue.record("expected an error for \(value)")
                 } catch {
                     #expect(error.kind == .unsupportedValue)
@@ -96,7 +105,9 @@ struct EncoderInputTests {
     }
 
     @Test func openStepDescribesUnsupportedValuesWithoutFailing() {
-        let text = PropertyList.openStepDescription(["url": URL(fileURLWithPath: "/tmp"), "nil": Optional<Any>.none as Any])
+        let text = PropertyList.openStepDescription([
+            "url": URL(fileURLWithPath: "/tmp"), "nil": Optional<Any>.none as Any,
+        ])
         #expect(text.contains("url = "))
         #expect(text.contains("nil = "))
     }

@@ -45,7 +45,9 @@ struct FoundationCrossCheckTests {
             let value = generator.value()
             let ours = try PropertyList.encodeXML(value)
             let theirs = try foundationEncode(value, .xml)
-            #expect(ours == theirs, "\n\(String(decoding: ours, as: UTF8.self))\n---\n\(String(decoding: theirs, as: UTF8.self))")
+            #expect(
+                ours == theirs,
+                "\n\(String(decoding: ours, as: UTF8.self))\n---\n\(String(decoding: theirs, as: UTF8.self))")
         }
     }
 

@@ -91,7 +91,9 @@ struct MalformedInputTests {
     @Test func randomGarbageNeverCrashes() {
         var random = SeededGenerator(seed: 99)
         for _ in 0..<2000 {
-            let bytes = (0..<Int.random(in: 0..<64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let bytes = (0..<Int.random(in: 0..<64, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             _ = try? PropertyList.decode(Data(bytes))
             _ = try? PropertyList.decode(Data("bplist00".utf8) + Data(bytes))
         }
@@ -157,7 +159,9 @@ struct BinaryStructureTests {
         }
         bytes += [0, 0, 0, 0, 0, 0, offsetSize, referenceSize]
         for field in [objectCount ?? UInt64(objects.count), top, tableOffset ?? UInt64(table)] {
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: field >> shift)) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: field >> shift))
+            }
         }
         return Data(bytes)
     }
@@ -208,7 +212,8 @@ struct BinaryStructureTests {
         expectDecodeError(Self.bplist([[0x10, 1]], tableOffset: UInt64.max), kind: .corrupt)
         expectDecodeError(Self.bplist([[0x10, 1]], offsetSize: 0), kind: .corrupt)
         expectDecodeError(Self.bplist([[0x10, 1]], referenceSize: 9), kind: .corrupt)
-        expectDecodeError(Self.bplist([[0x5F, 0x13, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]), kind: .corrupt)  // huge length
+        // A huge length.
+        expectDecodeError(Self.bplist([[0x5F, 0x13, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]), kind: .corrupt)
         expectDecodeError(Self.bplist([[0xAF, 0x12, 0x7F, 0xFF, 0xFF, 0xFF]]), kind: .corrupt)
         expectDecodeError(Self.bplist([[0x6F, 0x11, 0x10, 0x00, 0x00, 0x41]]), kind: .corrupt)
         expectDecodeError(Self.bplist([[0x15, 1, 2, 3]]), kind: .corrupt)  // 32-byte integer

@@ -66,7 +66,8 @@ struct OpenStepTests {
         #expect(PropertyList.openStepDescription(-5) == "-5")
         #expect(PropertyList.openStepDescription(0.25) == "0.25")
         #expect(PropertyList.openStepDescription(true) == "1")
-        #expect(PropertyList.openStepDescription(Date(timeIntervalSinceReferenceDate: 0)) == "2001-01-01 00:00:00 +0000")
+        #expect(
+            PropertyList.openStepDescription(Date(timeIntervalSinceReferenceDate: 0)) == "2001-01-01 00:00:00 +0000")
         #expect(PropertyList.openStepDescription([String: Any]()) == "{\n}")
         #expect(PropertyList.openStepDescription([Any]()) == "(\n)")
     }
@@ -89,7 +90,8 @@ struct OpenStepTests {
     @Test func parsesDefaultsWriteForms() throws {
         #expect(try PropertyList.parseText("(1, 2)") as? [String] == ["1", "2"])
         #expect(try PropertyList.parseText("( a , \"b c\" , )") as? [String] == ["a", "b c"])
-        let dictionary = try #require(try PropertyList.parseText("{ a = 1; b = (x, y); c = { d = \"e\"; }; }") as? [String: Any])
+        let dictionary = try #require(
+            try PropertyList.parseText("{ a = 1; b = (x, y); c = { d = \"e\"; }; }") as? [String: Any])
         #expect(dictionary["a"] as? String == "1")
         #expect(dictionary["b"] as? [String] == ["x", "y"])
         #expect((dictionary["c"] as? [String: Any])?["d"] as? String == "e")
@@ -112,7 +114,9 @@ struct OpenStepTests {
         #expect(try PropertyList.parseText("<integer>5</integer>") as? Int == 5)
         #expect(try PropertyList.parseText("<true/>") as? Bool == true)
         #expect(
-            try PropertyList.parseText("<array><integer>1</integer><string>x</string></array>") as? [AnyHashable] == [1, "x"])
+            try PropertyList.parseText("<array><integer>1</integer><string>x</string></array>") as? [AnyHashable] == [
+                1, "x",
+            ])
         let dictionary = try PropertyList.parseText("<dict><key>k</key><real>1.5</real></dict>") as? [String: Any]
         #expect(dictionary?["k"] as? Double == 1.5)
         #expect(try PropertyList.parseText(plistDocument("<string>full</string>")) as? String == "full")
@@ -143,7 +147,9 @@ struct OpenStepTests {
     }
 
     @Test func foundationAgreesOnOldStyleParsing() throws {
-        let texts = ["(1, 2)", "{ a = 1; b = (x, y); }", "\"caf\\U00e9\"", "<0102 03>", "(a,)", "{ \"k\" = <00>; l = \"\\n\"; }"]
+        let texts = [
+            "(1, 2)", "{ a = 1; b = (x, y); }", "\"caf\\U00e9\"", "<0102 03>", "(a,)", "{ \"k\" = <00>; l = \"\\n\"; }",
+        ]
         for text in texts {
             let ours = try PropertyList.parseText(text)
             let theirs = try foundationDecode(Data(text.utf8))

@@ -93,7 +93,8 @@ struct RoundTripTests {
         #expect(try xmlString(Double.infinity).contains("<real>+infinity</real>"))
         #expect(try xmlString(-Double.infinity).contains("<real>-infinity</real>"))
         for value in [
-            0.1, 1.0 / 3, 1e300, Double.leastNonzeroMagnitude, -0.0, Double.greatestFiniteMagnitude, 123_456_789.125, 1e15, 1e16,
+            0.1, 1.0 / 3, 1e300, Double.leastNonzeroMagnitude, -0.0, Double.greatestFiniteMagnitude, 123_456_789.125,
+            1e15, 1e16,
         ] {
             let decoded = try PropertyList.decode(try PropertyList.encodeXML(value)) as? Double
             #expect(decoded?.bitPattern == value.bitPattern, "\(value)")
@@ -156,7 +157,9 @@ struct RoundTripTests {
 
     @Test func datesAreUTCToTheSecond() throws {
         #expect(try xmlString(Date(timeIntervalSinceReferenceDate: 0)).contains("<date>2001-01-01T00:00:00Z</date>"))
-        #expect(try xmlString(Date(timeIntervalSinceReferenceDate: 725_803_200)).contains("<date>2024-01-01T12:00:00Z</date>"))
+        #expect(
+            try xmlString(Date(timeIntervalSinceReferenceDate: 725_803_200)).contains(
+                "<date>2024-01-01T12:00:00Z</date>"))
         // Rounded down, as Foundation does: -0.5 s is the previous second.
         #expect(try xmlString(Date(timeIntervalSinceReferenceDate: -0.5)).contains("<date>2000-12-31T23:59:59Z</date>"))
         #expect(try xmlString(Date(timeIntervalSinceReferenceDate: 0.7)).contains("<date>2001-01-01T00:00:00Z</date>"))
@@ -197,7 +200,8 @@ struct RoundTripTests {
     @Test func topLevelFragmentsAndWhitespace() throws {
         #expect(try PropertyList.decode(Data("  <integer>5</integer>\n".utf8)) as? Int == 5)
         #expect(try PropertyList.decode(Data("\u{FEFF}<string>bom</string>".utf8)) as? String == "bom")
-        let withComments = "<?xml version=\"1.0\"?><!-- a --><plist version=\"1.0\"><!-- b --><true/><!-- c --></plist><!-- d -->"
+        let withComments =
+            "<?xml version=\"1.0\"?><!-- a --><plist version=\"1.0\"><!-- b --><true/><!-- c --></plist><!-- d -->"
         #expect(try PropertyList.decode(Data(withComments.utf8)) as? Bool == true)
         #expect(PropertyList.format(of: Data("<dict/>".utf8)) == .xml)
         #expect(PropertyList.format(of: Data("(1)".utf8)) == .openStep)

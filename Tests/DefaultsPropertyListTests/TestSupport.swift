@@ -39,8 +39,11 @@ struct ValueGenerator {
         case 3: return Bool.random(using: &random)
         case 4:
             // Whole seconds: XML stores dates to the second.
-            return Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -4_000_000_000...4_000_000_000, using: &random)))
-        case 5: return Data((0..<Int.random(in: 0..<120, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            return Date(
+                timeIntervalSinceReferenceDate: Double(Int.random(in: -4_000_000_000...4_000_000_000, using: &random)))
+        case 5:
+            return Data(
+                (0..<Int.random(in: 0..<120, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
         case 6: return string()
         case 7: return integer()
         case 8: return Bool.random(using: &random)
@@ -56,7 +59,8 @@ struct ValueGenerator {
     mutating func key() -> String {
         if asciiKeys {
             let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.<&>")
-            return String((0..<Int.random(in: 0..<10, using: &random)).map { _ in letters.randomElement(using: &random) ?? "a" })
+            return String(
+                (0..<Int.random(in: 0..<10, using: &random)).map { _ in letters.randomElement(using: &random) ?? "a" })
         }
         return string()
     }
@@ -64,7 +68,9 @@ struct ValueGenerator {
     mutating func string() -> String {
         if Bool.random(using: &random) { return ValueGenerator.sampleStrings.randomElement(using: &random) ?? "" }
         let scalars = (0..<Int.random(in: 0..<12, using: &random)).compactMap { _ -> Character? in
-            let ranges: [ClosedRange<UInt32>] = [0x20...0x7E, 0x20...0x7E, 0xA0...0x2FF, 0x4E00...0x4E80, 0x1F600...0x1F64F]
+            let ranges: [ClosedRange<UInt32>] = [
+                0x20...0x7E, 0x20...0x7E, 0xA0...0x2FF, 0x4E00...0x4E80, 0x1F600...0x1F64F,
+            ]
             let range = ranges.randomElement(using: &random) ?? 0x20...0x7E
             return Unicode.Scalar(UInt32.random(in: range, using: &random)).map(Character.init)
         }
@@ -73,7 +79,8 @@ struct ValueGenerator {
 
     mutating func integer() -> Any {
         switch Int.random(in: 0..<6, using: &random) {
-        case 0: return [Int.min, Int.max, 0, -1, 1, Int(Int32.max), Int(Int32.min) - 1].randomElement(using: &random) ?? 0
+        case 0:
+            return [Int.min, Int.max, 0, -1, 1, Int(Int32.max), Int(Int32.min) - 1].randomElement(using: &random) ?? 0
         case 1: return UInt64.random(in: (UInt64(Int.max) + 1)...UInt64.max, using: &random)
         case 2: return Int.random(in: Int.min...Int.max, using: &random)
         default: return Int.random(in: -1000...100_000, using: &random)
@@ -86,8 +93,11 @@ struct ValueGenerator {
         }
         switch Int.random(in: 0..<5, using: &random) {
         case 0:
-            return [0.1, -0.0, .nan, .infinity, -.infinity, .pi, 1e300, Double.leastNonzeroMagnitude, .greatestFiniteMagnitude]
-                .randomElement(using: &random) ?? 0
+            return [
+                0.1, -0.0, .nan, .infinity, -.infinity, .pi, 1e300, Double.leastNonzeroMagnitude,
+                .greatestFiniteMagnitude,
+            ]
+            .randomElement(using: &random) ?? 0
         case 1: return Double(Int.random(in: -1000...1000, using: &random))
         default: return Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random))
         }

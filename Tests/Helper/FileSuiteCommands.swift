@@ -171,7 +171,9 @@ enum FileSuiteCommands {
         case let value as Data: "data(\(value.map { String($0) }.joined(separator: ",")))"
         case let value as [Any]: "[" + value.map(taggedDescription).joined(separator: ", ") + "]"
         case let value as [String: Any]:
-            "{" + value.keys.sorted().map { "\($0.debugDescription): \(taggedDescription(value[$0] ?? "?"))" }.joined(separator: ", ") + "}"
+            "{"
+                + value.keys.sorted().map { "\($0.debugDescription): \(taggedDescription(value[$0] ?? "?"))" }.joined(
+                    separator: ", ") + "}"
         default: "unknown(\(type(of: value)))"
         }
     }
@@ -282,7 +284,9 @@ struct TypeSampleKeys {
         add("uuid", UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!, UUID())
         add("range", 1..<10, 0..<1)
         add("closedRange", 2.5...7.5, 0.0...1.0)
-        add("codable", SampleCodable(name: "n", scores: [1, 2], nested: ["pi": 3.14]), SampleCodable(name: "", scores: [], nested: [:]))
+        add(
+            "codable", SampleCodable(name: "n", scores: [1, 2], nested: ["pi": 3.14]),
+            SampleCodable(name: "", scores: [], nested: [:]))
         add("rawEnum", SampleRawEnum.beta, .alpha)
         add("codableEnum", SampleCodableEnum.off, .on)
         add("optional", Int?.some(5), nil)

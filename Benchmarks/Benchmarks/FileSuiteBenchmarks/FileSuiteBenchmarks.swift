@@ -68,9 +68,12 @@ let benchmarks: @Sendable () -> Void = {
     )
     let fileWrites = BenchmarkMetric.custom("file writes", polarity: .prefersSmaller)
 
-    Benchmark("P4 10,000 writes over 100 keys, then flush (FileSuite)", configuration: .init(
-        metrics: [.wallClock, fileWrites], timeUnits: .milliseconds, maxDuration: .seconds(3), maxIterations: 50
-    )) { benchmark in
+    Benchmark(
+        "P4 10,000 writes over 100 keys, then flush (FileSuite)",
+        configuration: .init(
+            metrics: [.wallClock, fileWrites], timeUnits: .milliseconds, maxDuration: .seconds(3), maxIterations: 50
+        )
+    ) { benchmark in
         let suite = FileSuite(name: "coalesce-\(UUID().uuidString)", directory: directory, arguments: [])
         benchmark.startMeasurement()
         for index in 0..<10_000 {
@@ -90,7 +93,8 @@ let benchmarks: @Sendable () -> Void = {
         large.set(benchmark.currentIteration, forKey: "changed")
         try large.flush()
     }
-    Benchmark("P4 UserDefaults.synchronize() of 10,000 keys after one change (baseline)", configuration: slow) { benchmark in
+    Benchmark("P4 UserDefaults.synchronize() of 10,000 keys after one change (baseline)", configuration: slow) {
+        benchmark in
         largeUserDefaults?.set(benchmark.currentIteration, forKey: "changed")
         blackHole(largeUserDefaults?.synchronize())
     }
@@ -113,9 +117,12 @@ let benchmarks: @Sendable () -> Void = {
     // all (an upper bound on what it keeps) beside the file size.
 
     let fileSize = BenchmarkMetric.custom("file size (bytes)", polarity: .prefersSmaller, useScalingFactor: false)
-    Benchmark("P7 bytes allocated by loading a 10,000-key suite vs its file size", configuration: .init(
-        metrics: [.mallocBytesCount, .mallocCountTotal, fileSize], maxIterations: 10
-    )) { benchmark in
+    Benchmark(
+        "P7 bytes allocated by loading a 10,000-key suite vs its file size",
+        configuration: .init(
+            metrics: [.mallocBytesCount, .mallocCountTotal, fileSize], maxIterations: 10
+        )
+    ) { benchmark in
         guard let large else { return }
         let loaded = FileSuite(fileURL: large.fileURL, arguments: [])
         blackHole(loaded.object(forKey: "setting-1"))

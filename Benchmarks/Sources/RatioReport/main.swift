@@ -93,15 +93,23 @@ let p1Dictionary = measure(iterations: 200_000) { _ in consume(dictionary["intKe
 let p1UserDefaults = measure(iterations: 200_000) { _ in consume(userDefaults.integer(forKey: "intKey")) }
 // The suite's own share of a read, without the key's decoding (Defaults.Key and its bridge).
 let p1Suite = measure(iterations: 200_000) { _ in consume(suite.object(forKey: "intKey") as? Int) }
-row("P1 suite.object(forKey:) as? Int vs [String: Any] (the suite's share)", format(p1Suite), format(p1Dictionary), String(format: "%.2f×", ratio(p1Suite, p1Dictionary)), ratio(p1Suite, p1Dictionary) <= 2)
-row("P1 read vs [String: Any] (≤ 2×)", format(p1), format(p1Dictionary), String(format: "%.2f×", ratio(p1, p1Dictionary)), ratio(p1, p1Dictionary) <= 2)
-row("P1 read vs UserDefaults.integer (≥ 5× faster)", format(p1), format(p1UserDefaults), String(format: "%.1f× faster", ratio(p1UserDefaults, p1)), ratio(p1UserDefaults, p1) >= 5)
+row(
+    "P1 suite.object(forKey:) as? Int vs [String: Any] (the suite's share)", format(p1Suite), format(p1Dictionary),
+    String(format: "%.2f×", ratio(p1Suite, p1Dictionary)), ratio(p1Suite, p1Dictionary) <= 2)
+row(
+    "P1 read vs [String: Any] (≤ 2×)", format(p1), format(p1Dictionary),
+    String(format: "%.2f×", ratio(p1, p1Dictionary)), ratio(p1, p1Dictionary) <= 2)
+row(
+    "P1 read vs UserDefaults.integer (≥ 5× faster)", format(p1), format(p1UserDefaults),
+    String(format: "%.1f× faster", ratio(p1UserDefaults, p1)), ratio(p1UserDefaults, p1) >= 5)
 
 // MARK: P3
 
 let p3 = measure(iterations: 100_000) { index in Defaults[intKey] = index }
 let p3UserDefaults = measure(iterations: 20_000) { index in userDefaults.set(index, forKey: "intKey") }
-row("P3 write vs UserDefaults.set (≤ 1/10)", format(p3), format(p3UserDefaults), String(format: "1/%.1f", ratio(p3UserDefaults, p3)), ratio(p3UserDefaults, p3) >= 10)
+row(
+    "P3 write vs UserDefaults.set (≤ 1/10)", format(p3), format(p3UserDefaults),
+    String(format: "1/%.1f", ratio(p3UserDefaults, p3)), ratio(p3UserDefaults, p3) >= 10)
 
 // MARK: P4
 
@@ -115,7 +123,9 @@ for round in 0..<5 {
     writeCounts.append(coalesced.writeCount)
 }
 let maxWrites = writeCounts.max() ?? 0
-row("P4 10,000 writes over 100 keys + flush (≤ 5 file writes)", "\(maxWrites) writes (max of 5 runs: \(writeCounts))", "-", "\(maxWrites)", maxWrites <= 5)
+row(
+    "P4 10,000 writes over 100 keys + flush (≤ 5 file writes)", "\(maxWrites) writes (max of 5 runs: \(writeCounts))",
+    "-", "\(maxWrites)", maxWrites <= 5)
 
 let large = try Fixtures.tenThousandKeySuite(in: directory)
 guard let largeUserDefaults = Fixtures.tenThousandKeyUserDefaults(name: largeName) else {
@@ -130,7 +140,9 @@ let p4UserDefaults = measure(iterations: 5, repeats: 7) { index in
     largeUserDefaults.set(index, forKey: "changed")
     consume(largeUserDefaults.synchronize())
 }
-row("P4 flush of 10,000 keys vs synchronize() (≥ 10× faster)", format(p4), format(p4UserDefaults), String(format: "%.1f× faster", ratio(p4UserDefaults, p4)), ratio(p4UserDefaults, p4) >= 10)
+row(
+    "P4 flush of 10,000 keys vs synchronize() (≥ 10× faster)", format(p4), format(p4UserDefaults),
+    String(format: "%.1f× faster", ratio(p4UserDefaults, p4)), ratio(p4UserDefaults, p4) >= 10)
 
 // MARK: P5
 
@@ -143,7 +155,9 @@ let p5Foundation = measure(iterations: 5, repeats: 9) { _ in
     let data = (try? Data(contentsOf: fileURL)) ?? Data()
     consume((try? PropertyListSerialization.propertyList(from: data, format: nil)) != nil)
 }
-row("P5 cold load vs PropertyListSerialization decode (≤ 1/3)", format(p5), format(p5Foundation), String(format: "1/%.1f", ratio(p5Foundation, p5)), ratio(p5Foundation, p5) >= 3)
+row(
+    "P5 cold load vs PropertyListSerialization decode (≤ 1/3)", format(p5), format(p5Foundation),
+    String(format: "1/%.1f", ratio(p5Foundation, p5)), ratio(p5Foundation, p5) >= 3)
 
 // MARK: P7
 
@@ -158,7 +172,9 @@ let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), a
 child.waitUntilExit()
 let resident = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
 let memoryRatio = Double(resident) / Double(max(fileSize, 1))
-row("P7 resident memory vs file size (≤ 3×)", "\(resident / 1024) KB", "file \(fileSize / 1024) KB", String(format: "%.2f×", memoryRatio), resident >= 0 && memoryRatio <= 3)
+row(
+    "P7 resident memory vs file size (≤ 3×)", "\(resident / 1024) KB", "file \(fileSize / 1024) KB",
+    String(format: "%.2f×", memoryRatio), resident >= 0 && memoryRatio <= 3)
 
 // MARK: Observation: a write's cost with observers, and P6
 

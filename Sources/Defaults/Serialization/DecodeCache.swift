@@ -18,7 +18,7 @@ final class DecodeCache<Value: Defaults.Serializable>: Sendable {
     /// a class (sharing one decoded instance between reads would let one reader's mutation leak).
     init?() {
         guard Value.Bridge.self is any ExpensiveDecoding.Type,
-              !(Value.self is AnyClass)
+            !(Value.self is AnyClass)
         else { return nil }
     }
 

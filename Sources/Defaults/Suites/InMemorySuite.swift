@@ -16,7 +16,8 @@ public final class InMemorySuite: DefaultsSuite {
 
     /// Creates a suite holding `values`, with optional launch-argument overrides
     /// (`["-key", "value", …]`, values in property-list syntax).
-    public init(name: String = "in-memory-\(UUID().uuidString)", values: [String: Any] = [:], arguments: [String] = []) {
+    public init(name: String = "in-memory-\(UUID().uuidString)", values: [String: Any] = [:], arguments: [String] = [])
+    {
         self.name = name
         let values = values.compactMapValues(PropertyListObject.normalized)
         domains = Mutex(SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: values))

@@ -72,7 +72,8 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
     }
 
     private func registeredObject(forKey key: String) -> Any? {
-        userDefaults.volatileDomain(forName: UserDefaults.registrationDomain)[key].flatMap(PropertyListObject.normalized)
+        userDefaults.volatileDomain(forName: UserDefaults.registrationDomain)[key].flatMap(
+            PropertyListObject.normalized)
     }
 
     public func set(_ object: Any?, forKey key: String) {
@@ -113,7 +114,8 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
             userDefaults.removeObject(forKey: key)
         }
         scheduleSynchronize()
-        changes.post(SuiteChange(keys: Set(keys.filter { !PropertyListObject.isEqual(old[$0] ?? nil, object(forKey: $0)) })))
+        changes.post(
+            SuiteChange(keys: Set(keys.filter { !PropertyListObject.isEqual(old[$0] ?? nil, object(forKey: $0)) })))
     }
 
     /// Registers with Foundation, whose registration domain is shared by every `UserDefaults`

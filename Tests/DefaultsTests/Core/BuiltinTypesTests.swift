@@ -10,7 +10,8 @@ struct BuiltinTypesTests {
     }
 
     enum Level: Int, Defaults.Serializable {
-        case low = 1, high = 9
+        case low = 1
+        case high = 9
     }
 
     struct Point: Codable, Hashable, Defaults.Serializable {
@@ -142,7 +143,7 @@ struct BuiltinTypesTests {
 
 extension Dictionary {
     fileprivate func mapKeys<NewKey: Hashable>(_ transform: (Key) -> NewKey) -> [NewKey: Value] {
-        Dictionary<NewKey, Value>(uniqueKeysWithValues: map { (transform($0.key), $0.value) })
+        [NewKey: Value](uniqueKeysWithValues: map { (transform($0.key), $0.value) })
     }
 }
 

@@ -147,5 +147,10 @@ struct KeyTests {
 final class Counter: Sendable {
     private let count = Mutex(0)
     var value: Int { count.withLock { $0 } }
-    func next() -> Int { count.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }

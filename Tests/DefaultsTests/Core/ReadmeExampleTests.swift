@@ -14,13 +14,15 @@ extension Defaults.Keys {
     static let magic = Key<[String: Defaults.AnySerializable]>("magic", default: [:])
     static let bridgedUser = Defaults.Key<BridgedUser>("bridgedUser", default: BridgedUser(name: "Hello", age: "24"))
     static let arrayUser = Defaults.Key<[BridgedUser]>("arrayUser", default: [BridgedUser(name: "Hello", age: "24")])
-    static let setUser = Defaults.Key<Set<BridgedUser>>("setUser", default: Set([BridgedUser(name: "Hello", age: "24")]))
+    static let setUser = Defaults.Key<Set<BridgedUser>>(
+        "setUser", default: Set([BridgedUser(name: "Hello", age: "24")]))
     static let dictionaryUser = Defaults.Key<[String: BridgedUser]>(
         "dictionaryUser",
         default: ["user": BridgedUser(name: "Hello", age: "24")]
     )
     static let stringBag = Key<Bag<String>>("stringBag", default: Bag(["Hello", "World!"]))
     static let stringSet = Key<SetBag<String>>("stringSet", default: SetBag(["Hello", "World!"]))
+    static let sessionID = Key<UUID>("sessionID") { UUID() }
     static let window = Key<WindowState>("window", default: WindowState(width: 800, height: 600, tabs: ["home"]))
 }
 
@@ -225,7 +227,10 @@ struct ReadmeExampleTests {
         #expect(Defaults[.dictionaryUser]["user"]?.name == "Hello")
         Defaults[.bridgedUser] = BridgedUser(name: "Goodbye", age: "25")
         defer { Defaults.reset(.bridgedUser) }
-        #expect(Defaults.standardSuite.object(forKey: "bridgedUser") as? [String: String] == ["name": "Goodbye", "age": "25"])
+        #expect(
+            Defaults.standardSuite.object(forKey: "bridgedUser") as? [String: String] == [
+                "name": "Goodbye", "age": "25",
+            ])
         #expect(Defaults[.bridgedUser].age == "25")
     }
 
@@ -297,7 +302,8 @@ struct ReadmeExampleTests {
 
     @Test func preferPropertyListStoresNativeFields() throws {
         let suite = InMemorySuite()
-        let window = Defaults.Key<WindowState>("window", default: WindowState(width: 1, height: 1, tabs: []), suite: suite)
+        let window = Defaults.Key<WindowState>(
+            "window", default: WindowState(width: 1, height: 1, tabs: []), suite: suite)
         Defaults[window] = WindowState(width: 1024, height: 768, tabs: ["home", "search"])
         let stored = try #require(suite.object(forKey: "window") as? [String: Any])
         #expect(stored["width"] as? Int == 1024)
@@ -323,5 +329,33 @@ struct ReadmeExampleTests {
         let isUnicorn = Defaults.Key<Bool>("isUnicorn", default: true, suite: extensionDefaults)
         #expect(Defaults[isUnicorn])
         #expect(extensionDefaults[isUnicorn])
+    }
+
+    @Test func dynamicDefault() {
+        #expect(Defaults[.sessionID] != Defaults[.sessionID])
+    }
+
+    @Test func inMemorySuite() {
+        let testSuite = InMemorySuite()
+        let volume = Defaults.Key<Int>("volume", default: 5, suite: testSuite)
+        Defaults[volume] = 7
+        #expect(testSuite[volume] == 7)
+    }
+
+    @Test func registeredDefaultSeenThroughTheSuite() {
+        #expect(Defaults.standardSuite.object(forKey: Defaults.Keys.quality.name) as? Double == 0.8)
+        #expect(UserDefaults.standard[.quality] == 0.8)
+    }
+
+    @Test func fileSuite() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let settings = FileSuite(name: "com.example.app", directory: directory)
+        let volume = Defaults.Key<Int>("volume", default: 5, suite: settings)
+        Defaults[volume] = 7
+        try settings.flush()
+        try Defaults.flushAll()
+        #expect(FileSuite(name: "com.example.app", directory: directory)[volume] == 7)
+        #expect(settings.problems.isEmpty)
     }
 }

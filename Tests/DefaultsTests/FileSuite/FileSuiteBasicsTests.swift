@@ -112,9 +112,10 @@ struct FileSuiteBasicsTests {
         suite.set(1, forKey: "a")
         suite.set(2, forKey: "a")
         suite.removeAll()
-        #expect(recorder.changes == [
-            SuiteChange(keys: ["a"]), SuiteChange(keys: ["a"]), SuiteChange(keys: ["a"]),
-        ])
+        #expect(
+            recorder.changes == [
+                SuiteChange(keys: ["a"]), SuiteChange(keys: ["a"]), SuiteChange(keys: ["a"]),
+            ])
     }
 
     @Test func nonPropertyListValueIsReportedAndNotStored() throws {
@@ -137,7 +138,8 @@ struct FileSuiteBasicsTests {
 
     @Test func locationFollowsFoundation() {
         let directory = URL(fileURLWithPath: "/tmp/config", isDirectory: true)
-        #expect(FileSuite.fileURL(forName: "com.example.app", in: directory).path == "/tmp/config/com.example.app.plist")
+        #expect(
+            FileSuite.fileURL(forName: "com.example.app", in: directory).path == "/tmp/config/com.example.app.plist")
     }
 
     #if !canImport(Darwin)

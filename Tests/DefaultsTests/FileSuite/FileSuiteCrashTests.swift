@@ -54,7 +54,9 @@ struct FileSuiteCrashTests {
         }
         // Most rounds are killed while writing; some writes were durable but not yet acknowledged.
         #expect(totalAcknowledged >= 200)
-        print("R2: \(totalAcknowledged) acknowledged writes in 200 rounds; \(roundsKilledMidWrite) kills landed after a write was durable but before its acknowledgement")
+        print(
+            "R2: \(totalAcknowledged) acknowledged writes in 200 rounds; \(roundsKilledMidWrite) kills landed after a write was durable but before its acknowledgement"
+        )
         // Temporary files of killed writers are cleaned up by the next writer.
         #expect(try directory.files(startingWith: ".crash.plist.tmp-").count <= 1)
     }

@@ -14,14 +14,16 @@ struct FileSuiteInteropTests {
     @Test func foundationReadsWhatTheFileSuiteWrites() throws {
         let directory = try FileSuiteTemporaryDirectory()
         try writeSampleWithFileSuite(directory: directory, name: "interop")
-        let read = try ChildProcess.run(["foundation-read", "interop"], environment: ["XDG_CONFIG_HOME": directory.path])
+        let read = try ChildProcess.run(
+            ["foundation-read", "interop"], environment: ["XDG_CONFIG_HOME": directory.path])
         #expect(read.status == 0, "\(read.error)")
         #expect(read.output == (try Self.expectedSample()))
     }
 
     @Test func theFileSuiteReadsWhatFoundationWrites() throws {
         let directory = try FileSuiteTemporaryDirectory()
-        let write = try ChildProcess.run(["foundation-write", "fromFoundation"], environment: ["XDG_CONFIG_HOME": directory.path])
+        let write = try ChildProcess.run(
+            ["foundation-write", "fromFoundation"], environment: ["XDG_CONFIG_HOME": directory.path])
         #expect(write.status == 0, "\(write.error)")
         // Foundation's own layout: mode 0600, in Foundation's file for the suite.
         #expect(try fileSuitePermissions(of: directory.fileURL("fromFoundation").path) == 0o600)
@@ -34,8 +36,12 @@ struct FileSuiteInteropTests {
         #expect(Defaults[Defaults.Key<Int>("int", default: 0, suite: suite)] == 42)
         #expect(Defaults[Defaults.Key<Bool>("bool", default: false, suite: suite)])
         #expect(Defaults[Defaults.Key<String>("string", default: "", suite: suite)] == "a < b & \"c\" é 🎉")
-        #expect(((suite.object(forKey: "dictionary") as? [String: Any])?["nested"] as? [String: Any])?["y"] as? Bool == false)
-        #expect(Defaults[Defaults.Key<Date>("date", default: .distantPast, suite: suite)] == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(
+            ((suite.object(forKey: "dictionary") as? [String: Any])?["nested"] as? [String: Any])?["y"] as? Bool
+                == false)
+        #expect(
+            Defaults[Defaults.Key<Date>("date", default: .distantPast, suite: suite)]
+                == Date(timeIntervalSince1970: 1_700_000_000))
     }
 
     @Test func everyBuiltInTypeRoundTripsAcrossAProcessRestart() throws {

@@ -67,7 +67,8 @@ struct FileSuiteProcessesTests {
         let directory = try FileSuiteTemporaryDirectory()
         let suite = directory.suite("fromFoundation")
         let recorder = FileSuiteChangeRecorder(suite)
-        let child = try ChildProcess.run(["foundation-write", "fromFoundation"], environment: ["XDG_CONFIG_HOME": directory.path])
+        let child = try ChildProcess.run(
+            ["foundation-write", "fromFoundation"], environment: ["XDG_CONFIG_HOME": directory.path])
         #expect(child.status == 0, "\(child.error)")
         let isSeen = await recorder.wait { $0.origin == .otherProcess && $0.keys.contains("int") }
         #expect(isSeen)

@@ -24,11 +24,15 @@ struct FileSuiteRecoveryTests {
     }()
 
     static let damagedFiles: [DamagedFile] = [
-        DamagedFile(name: "corrupt XML", bytes: Array("<?xml version=\"1.0\"?><plist><dict><key>volume</key><integr>3</dict></plist>".utf8)),
+        DamagedFile(
+            name: "corrupt XML",
+            bytes: Array("<?xml version=\"1.0\"?><plist><dict><key>volume</key><integr>3</dict></plist>".utf8)),
         DamagedFile(name: "truncated", bytes: Array(validFile.prefix(validFile.count / 2))),
         DamagedFile(name: "empty", bytes: []),
-        DamagedFile(name: "binary garbage", bytes: (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }),
-        DamagedFile(name: "damaged binary plist", bytes: Array("bplist00".utf8) + [0xD1, 0x01, 0x02, 0xFF, 0xFF, 0x00, 0x13]),
+        DamagedFile(
+            name: "binary garbage", bytes: (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }),
+        DamagedFile(
+            name: "damaged binary plist", bytes: Array("bplist00".utf8) + [0xD1, 0x01, 0x02, 0xFF, 0xFF, 0x00, 0x13]),
         DamagedFile(name: "array at the top level", bytes: Array((try? PropertyList.encodeXML([1, 2, 3])) ?? Data())),
         DamagedFile(name: "string at the top level", bytes: Array("<plist><string>volume</string></plist>".utf8)),
     ]
@@ -113,7 +117,9 @@ struct FileSuiteRecoveryTests {
         #expect(suite.problems.last?.kind == .writeFailed)
         #expect(Defaults[volume] == 6)
         var isDirectory: ObjCBool = false
-        #expect(FileManager.default.fileExists(atPath: directory.fileURL().path, isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(
+            FileManager.default.fileExists(atPath: directory.fileURL().path, isDirectory: &isDirectory)
+                && isDirectory.boolValue)
 
         // Once the directory is gone, the next flush stores what was kept in memory.
         try FileManager.default.removeItem(at: directory.fileURL())
@@ -178,13 +184,18 @@ struct FileSuiteRecoveryTests {
         #expect(suite.problems.last?.message.contains("No space left on device") == true)
         #expect((suite.object(forKey: "big") as? Data)?.count == 200_000)
         // The previous file is intact, and no temporary file is left behind.
-        #expect((try PropertyList.decode(Data(contentsOf: mountPoint.appendingPathComponent("test.plist"))) as? [String: Any])?.count == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint.path).filter { $0.contains(".tmp-") }.isEmpty)
+        #expect(
+            (try PropertyList.decode(Data(contentsOf: mountPoint.appendingPathComponent("test.plist")))
+                as? [String: Any])?.count == 1)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: mountPoint.path).filter { $0.contains(".tmp-") }.isEmpty
+        )
 
         suite.set(nil, forKey: "big")
         suite.set("after", forKey: "small")
         try suite.flush()
-        let stored = try PropertyList.decode(Data(contentsOf: mountPoint.appendingPathComponent("test.plist"))) as? [String: Any]
+        let stored =
+            try PropertyList.decode(Data(contentsOf: mountPoint.appendingPathComponent("test.plist"))) as? [String: Any]
         #expect(stored?["small"] as? String == "after")
     }
 
@@ -194,7 +205,8 @@ struct FileSuiteRecoveryTests {
         let directory = try FileSuiteTemporaryDirectory()
         let result = try ChildProcess.run(["filesuite-file-size-limit", directory.path, "limited"])
         #expect(result.status == 0, "\(result.error)")
-        #expect(result.output == "flush failed: writeFailed\nin memory: 10000\nproblems: writeFailed\nretry succeeded\n")
+        #expect(
+            result.output == "flush failed: writeFailed\nin memory: 10000\nproblems: writeFailed\nretry succeeded\n")
         #expect((try directory.storedValues("limited")["big"] as? String)?.count == 10_000)
     }
 

@@ -20,7 +20,9 @@ final class FileSuiteTemporaryDirectory {
         try? FileManager.default.removeItem(at: url)
     }
 
-    func suite(_ name: String = "test", arguments: [String] = [], coalescingDelay: Duration = FileSuite.defaultCoalescingDelay) -> FileSuite {
+    func suite(
+        _ name: String = "test", arguments: [String] = [], coalescingDelay: Duration = FileSuite.defaultCoalescingDelay
+    ) -> FileSuite {
         FileSuite(name: name, directory: url, arguments: arguments, coalescingDelay: coalescingDelay)
     }
 

@@ -14,7 +14,9 @@ extension ObservationTests {
             let task = recordUpdates(Defaults.updates(key), into: recorder)
             #expect(await recorder.wait(count: 1))
 
-            let result = try ChildProcess.run(["observation-write", ObservationFiles.directory.path, name, "counter", "42"])
+            let result = try ChildProcess.run([
+                "observation-write", ObservationFiles.directory.path, name, "counter", "42",
+            ])
             #expect(result.status == 0, "\(result.error)")
             #expect(await recorder.wait(count: 2))
             #expect(recorder.values == [0, 42])
@@ -36,7 +38,9 @@ extension ObservationTests {
             }
             defer { observation.invalidate() }
 
-            let result = try ChildProcess.run(["observation-write", ObservationFiles.directory.path, name, "volume", "9"])
+            let result = try ChildProcess.run([
+                "observation-write", ObservationFiles.directory.path, name, "volume", "9",
+            ])
             #expect(result.status == 0, "\(result.error)")
             #expect(await recorder.wait(count: 1))
             #expect(recorder.values == ["2→9"])

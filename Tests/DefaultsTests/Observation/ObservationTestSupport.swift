@@ -91,7 +91,9 @@ func observationEventually(timeout: Duration = .seconds(30), _ condition: () -> 
 }
 
 /// Iterates `updates` in a task of its own, recording each element, as an app would.
-func recordUpdates<Element: Sendable>(_ updates: Defaults.Updates<Element>, into recorder: ObservationRecorder<Element>) -> Task<Void, Never> {
+func recordUpdates<Element: Sendable>(_ updates: Defaults.Updates<Element>, into recorder: ObservationRecorder<Element>)
+    -> Task<Void, Never>
+{
     Task {
         for await element in updates {
             recorder.append(element)

@@ -16,7 +16,9 @@ extension ObservationTests {
         func initialValueArrivesBeforeObserveReturns(kind: ObservedSuiteKind) {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 4, suite: suite)
-            for options: Defaults.ObservationOptions in [[.initial], [.prioritizedInitial], [.initial, .prioritizedInitial]] {
+            for options: Defaults.ObservationOptions in [
+                [.initial], [.prioritizedInitial], [.initial, .prioritizedInitial],
+            ] {
                 let recorder = ObservationRecorder<Seen>()
                 let observation = Defaults.observe(key, options: options) { change in
                     recorder.append(Seen(old: change.oldValue, new: change.newValue, isInitial: change.isInitial))
@@ -108,7 +110,9 @@ extension ObservationTests {
             #expect(suite.changes.observerCount == 0)
             #expect(other.changes.observerCount == 0)
 
-            let withoutInitial = Defaults.observe(keys: [first, second], options: []) { calls.add(1, ordering: .relaxed) }
+            let withoutInitial = Defaults.observe(keys: [first, second], options: []) {
+                calls.add(1, ordering: .relaxed)
+            }
             #expect(calls.load(ordering: .relaxed) == 3)
             Defaults.removeAll(suite: suite)
             #expect(calls.load(ordering: .relaxed) == 4)

@@ -79,7 +79,7 @@ extension Defaults {
             result.reserveCapacity(object.count)
             for (name, stored) in object {
                 guard let key = Key(name),
-                      let element = Element.bridge.deserialize(stored as? Element.Serializable)
+                    let element = Element.bridge.deserialize(stored as? Element.Serializable)
                 else { return nil }
                 result[key] = element
             }
@@ -122,7 +122,7 @@ extension Defaults {
 
         public func deserialize(_ object: [Any]?) -> Range<Bound>? {
             guard let bounds = ElementsCoder<Bound>.deserialize(object), bounds.count == 2,
-                  bounds[0] <= bounds[1]
+                bounds[0] <= bounds[1]
             else { return nil }
             return bounds[0]..<bounds[1]
         }
@@ -140,7 +140,7 @@ extension Defaults {
 
         public func deserialize(_ object: [Any]?) -> ClosedRange<Bound>? {
             guard let bounds = ElementsCoder<Bound>.deserialize(object), bounds.count == 2,
-                  bounds[0] <= bounds[1]
+                bounds[0] <= bounds[1]
             else { return nil }
             return bounds[0]...bounds[1]
         }

@@ -54,7 +54,8 @@ extension FileSuite {
                 let taken = state.withLock { state -> Snapshot? in
                     guard !state.pending.isEmpty else { return nil }
                     defer { state.pending = PendingChanges() }
-                    return Snapshot(pending: state.pending, values: state.domains.persistent, identity: state.loadedIdentity)
+                    return Snapshot(
+                        pending: state.pending, values: state.domains.persistent, identity: state.loadedIdentity)
                 }
                 guard let snapshot = taken else { return [] }
                 do {
@@ -66,8 +67,11 @@ extension FileSuite {
                 }
             }
         } catch {
-            let problem = error as? SuiteError
-                ?? SuiteError(suite: name, kind: .writeFailed, fileURL: fileURL, message: "could not write \(location.path): \(error)")
+            let problem =
+                error as? SuiteError
+                ?? SuiteError(
+                    suite: name, kind: .writeFailed, fileURL: fileURL,
+                    message: "could not write \(location.path): \(error)")
             report(problem)
             throw problem
         }
@@ -90,7 +94,9 @@ extension FileSuite {
         do {
             try PosixFile.makeDirectory(location.directory)
         } catch {
-            throw SuiteError(suite: name, kind: .writeFailed, fileURL: fileURL, message: "could not create the directory of \(location.path): \(error)")
+            throw SuiteError(
+                suite: name, kind: .writeFailed, fileURL: fileURL,
+                message: "could not create the directory of \(location.path): \(error)")
         }
         startWatching()
         return try withFileLock {
@@ -114,7 +120,9 @@ extension FileSuite {
             do {
                 data = try PropertyList.encodeXML(contents)
             } catch {
-                throw SuiteError(suite: name, kind: .writeFailed, fileURL: fileURL, message: "could not encode the values of \(location.path): \(error)")
+                throw SuiteError(
+                    suite: name, kind: .writeFailed, fileURL: fileURL,
+                    message: "could not encode the values of \(location.path): \(error)")
             }
             let identity: FileIdentity
             do {
@@ -124,7 +132,8 @@ extension FileSuite {
             } catch {
                 throw SuiteError(
                     suite: name, kind: .writeFailed, fileURL: fileURL,
-                    message: "could not write \(location.path): \(error); the values stay in memory and are written at the next flush"
+                    message:
+                        "could not write \(location.path): \(error); the values stay in memory and are written at the next flush"
                 )
             }
             let written = PropertyListValues(contents)
@@ -154,7 +163,8 @@ extension FileSuite {
         case .unreadable(let error):
             throw SuiteError(
                 suite: name, kind: .writeFailed, fileURL: fileURL,
-                message: "\(location.path) exists but could not be read (\(error)); it is not overwritten, and the values stay in memory"
+                message:
+                    "\(location.path) exists but could not be read (\(error)); it is not overwritten, and the values stay in memory"
             )
         }
     }
@@ -193,7 +203,9 @@ extension FileSuite {
             return .failure(DecodingProblem(description: "it is not a property list: \(error)"))
         }
         guard let dictionary = object as? [String: Any] else {
-            return .failure(DecodingProblem(description: "its top level is \(PropertyListObject.kindName(object)), not a dictionary"))
+            return .failure(
+                DecodingProblem(
+                    description: "its top level is \(PropertyListObject.kindName(object)), not a dictionary"))
         }
         return .success(dictionary)
     }

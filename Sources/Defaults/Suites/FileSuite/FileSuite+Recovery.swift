@@ -59,7 +59,8 @@ extension FileSuite {
     static func directoryProblem(_ location: FileSuiteLocation, suiteName: String, fileURL: URL) -> SuiteError {
         SuiteError(
             suite: suiteName, kind: .unreadable, fileURL: fileURL,
-            message: "\(location.path) is a directory, not a property list; it is left in place, the suite goes on with its defaults, and writes fail until it is removed"
+            message:
+                "\(location.path) is a directory, not a property list; it is left in place, the suite goes on with its defaults, and writes fail until it is removed"
         )
     }
 
@@ -77,7 +78,8 @@ extension FileSuite {
             } catch {
                 let problem = SuiteError(
                     suite: suiteName, kind: .unreadable, fileURL: fileURL,
-                    message: "\(location.path) could not be read (\(error)); it is left in place and not overwritten, and the suite goes on with its defaults"
+                    message:
+                        "\(location.path) could not be read (\(error)); it is left in place and not overwritten, and the suite goes on with its defaults"
                 )
                 return (.unreadable(error), [problem])
             }
@@ -103,13 +105,15 @@ extension FileSuite {
                 }
                 let moved: MoveAside
                 do {
-                    moved = try holdingLock
+                    moved =
+                        try holdingLock
                         ? moveAside(location, identity: identity)
                         : FileLock.withLock(path: location.lockPath) { try moveAside(location, identity: identity) }
                 } catch {
                     let problem = SuiteError(
                         suite: suiteName, kind: .unreadable, fileURL: fileURL,
-                        message: "\(location.path) is not a valid suite (\(reason)) and could not be moved aside (\(error)); it is left in place and not overwritten, and the suite goes on with its defaults"
+                        message:
+                            "\(location.path) is not a valid suite (\(reason)) and could not be moved aside (\(error)); it is left in place and not overwritten, and the suite goes on with its defaults"
                     )
                     return (.unreadable(error), [problem])
                 }
@@ -118,7 +122,8 @@ extension FileSuite {
                     let problem = SuiteError(
                         suite: suiteName, kind: .unreadable, fileURL: fileURL,
                         backupURL: URL(fileURLWithPath: backupPath, isDirectory: false),
-                        message: "\(location.path) is not a valid suite (\(reason)); it was moved to \(backupPath) and the suite goes on with its defaults"
+                        message:
+                            "\(location.path) is not a valid suite (\(reason)); it was moved to \(backupPath) and the suite goes on with its defaults"
                     )
                     return (.absent, [problem])
                 case .changed where reads < 5 * readAttempts:
@@ -128,7 +133,8 @@ extension FileSuite {
                 case .changed:
                     let problem = SuiteError(
                         suite: suiteName, kind: .unreadable, fileURL: fileURL,
-                        message: "\(location.path) keeps changing into something that is not a valid suite (\(reason)); it is left in place and the suite goes on with its defaults"
+                        message:
+                            "\(location.path) keeps changing into something that is not a valid suite (\(reason)); it is left in place and the suite goes on with its defaults"
                     )
                     return (.unreadable(reason), [problem])
                 }

@@ -107,7 +107,8 @@ public final class FileSuite: DefaultsSuite {
         coalescingDelay: Duration = FileSuite.defaultCoalescingDelay
     ) {
         if let problem = Self.nameProblem(name) {
-            preconditionFailure("The suite name \"\(name)\" is not valid: \(problem). Use a name such as com.example.app.")
+            preconditionFailure(
+                "The suite name \"\(name)\" is not valid: \(problem). Use a name such as com.example.app.")
         }
         self.init(
             fileURL: Self.fileURL(forName: name, in: directory ?? Self.defaultDirectory),
@@ -144,7 +145,8 @@ public final class FileSuite: DefaultsSuite {
         let location = FileSuiteLocation(fileURL: fileURL)
         self.location = location
         self.fileURL = URL(fileURLWithPath: location.path, isDirectory: false)
-        self.name = name ?? (location.fileName.hasSuffix(".plist") ? String(location.fileName.dropLast(6)) : location.fileName)
+        self.name =
+            name ?? (location.fileName.hasSuffix(".plist") ? String(location.fileName.dropLast(6)) : location.fileName)
         self.coalescingDelay = coalescingDelay
         self.mirrorsRegistrationToStandardUserDefaults = mirrorsRegistration
         let launchArguments = arguments ?? Array(ProcessInfo.processInfo.arguments.dropFirst())
@@ -183,7 +185,8 @@ public final class FileSuite: DefaultsSuite {
                 report(
                     SuiteError(
                         suite: name, kind: .unsupportedValue, fileURL: fileURL,
-                        message: "the value for key \"\(key)\" of type \(type(of: object)) is not a property-list object; it was not stored"
+                        message:
+                            "the value for key \"\(key)\" of type \(type(of: object)) is not a property-list object; it was not stored"
                     )
                 )
                 return
