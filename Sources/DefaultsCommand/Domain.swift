@@ -117,6 +117,21 @@ struct DomainSelection: ParsableArguments {
         }
         return domain
     }
+
+    /// Like ``require(from:usage:)``, for commands that take a domain and exactly one more
+    /// argument, named `what` in the message when it is missing.
+    func requireDomain(
+        andOne what: String,
+        from arguments: [String],
+        usage: String
+    ) throws(CommandFailure) -> (Domain, String) {
+        var arguments = arguments
+        let domain = try require(from: &arguments, usage: usage)
+        guard arguments.count == 1, let argument = arguments.first else {
+            throw CommandFailure.usage(arguments.isEmpty ? "Missing \(what)" : "Too many arguments", usage)
+        }
+        return (domain, argument)
+    }
 }
 
 /// Shell completion of domain names, for the arguments that start with one.

@@ -89,24 +89,6 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
         }
     }
 
-    /// Applies every change, then schedules one `synchronize()` and posts one change event.
-    public func setValues(_ changes: [(key: String, object: Any?)]) {
-        var old: [String: Any?] = [:]
-        for change in changes where old.index(forKey: change.key) == nil {
-            old[change.key] = .some(object(forKey: change.key))
-        }
-        for change in changes {
-            if let object = change.object {
-                userDefaults.set(object, forKey: change.key)
-            } else {
-                userDefaults.removeObject(forKey: change.key)
-            }
-        }
-        scheduleSynchronize()
-        let changed = old.keys.filter { key in !PropertyListObject.isEqual(old[key] ?? nil, object(forKey: key)) }
-        self.changes.post(SuiteChange(keys: Set(changed)))
-    }
-
     public func removeAll() {
         let keys = Array(persistentValues().keys)
         let old = Dictionary(uniqueKeysWithValues: keys.map { ($0, self.object(forKey: $0)) })

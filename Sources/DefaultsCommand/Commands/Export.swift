@@ -19,12 +19,11 @@ struct Export: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        var arguments = arguments
-        let usage = "defaults export <domain> <file | ->"
-        let domain = try selection.require(from: &arguments, usage: usage)
-        guard arguments.count == 1, let target = arguments.first else {
-            throw CommandFailure.usage(arguments.isEmpty ? "Missing file" : "Too many arguments", usage)
-        }
+        let (domain, target) = try selection.requireDomain(
+            andOne: "file",
+            from: arguments,
+            usage: "defaults export <domain> <file | ->"
+        )
         let values = try DomainStore().readExisting(domain)
         let data: Data
         do {

@@ -19,12 +19,11 @@ struct Import: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        var arguments = arguments
-        let usage = "defaults import <domain> <file | ->"
-        let domain = try selection.require(from: &arguments, usage: usage)
-        guard arguments.count == 1, let source = arguments.first else {
-            throw CommandFailure.usage(arguments.isEmpty ? "Missing file" : "Too many arguments", usage)
-        }
+        let (domain, source) = try selection.requireDomain(
+            andOne: "file",
+            from: arguments,
+            usage: "defaults import <domain> <file | ->"
+        )
         let data: Data
         do {
             if source == "-" {

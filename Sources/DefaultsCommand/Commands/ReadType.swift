@@ -17,12 +17,11 @@ struct ReadType: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        var arguments = arguments
-        let usage = "defaults read-type <domain> <key>"
-        let domain = try selection.require(from: &arguments, usage: usage)
-        guard arguments.count == 1, let key = arguments.first else {
-            throw CommandFailure.usage(arguments.isEmpty ? "Missing key" : "Too many arguments", usage)
-        }
+        let (domain, key) = try selection.requireDomain(
+            andOne: "key",
+            from: arguments,
+            usage: "defaults read-type <domain> <key>"
+        )
         guard let value = try DomainStore().read(domain)?[key], let kind = PlistValue(value) else {
             throw CommandFailure.pairDoesNotExist(domain, key: key)
         }
