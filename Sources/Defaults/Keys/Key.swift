@@ -16,6 +16,9 @@ extension Defaults {
     /// directly sees it too. A dynamic default is evaluated on each read of a missing value and
     /// not registered.
     public final class Key<Value: Serializable>: Keys, @unchecked Sendable {
+        // `@unchecked`: a key never changes after `init`, and its decode cache is behind a Mutex.
+        // `Value` need not be Sendable (as in Defaults): each read returns a copy of the default
+        // value, so only a default value that is a non-Sendable class instance is shared.
         private enum DefaultSource {
             case value(Value)
             case dynamic(@Sendable () -> Value)
