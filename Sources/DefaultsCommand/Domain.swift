@@ -134,6 +134,24 @@ struct DomainSelection: ParsableArguments {
     }
 }
 
+/// The arguments of `export` and `import`: a domain (unless `-g` or `--path` names one), then a
+/// file or `-`.
+struct DomainAndFile: ParsableArguments {
+    @OptionGroup var selection: DomainSelection
+
+    @Argument(
+        help: ArgumentHelp(
+            "The domain (unless -g or --path is given), then the file or -.", valueName: "domain> <file"),
+        completion: .custom(completeDomainNames)
+    )
+    var arguments: [String] = []
+
+    /// The domain and the file, or a usage error naming `usage`.
+    func resolve(usage: String) throws(CommandFailure) -> (Domain, String) {
+        try selection.requireDomain(andOne: "file", from: arguments, usage: usage)
+    }
+}
+
 /// Shell completion of domain names, for the arguments that start with one.
 @Sendable
 func completeDomainNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {

@@ -9,21 +9,10 @@ struct Export: ParsableCommand {
         abstract: "Write a domain to a file (or - for standard output) as an XML property list."
     )
 
-    @OptionGroup var selection: DomainSelection
-
-    @Argument(
-        help: ArgumentHelp(
-            "The domain (unless -g or --path is given), then the file or -.", valueName: "domain> <file"),
-        completion: .custom(completeDomainNames)
-    )
-    var arguments: [String] = []
+    @OptionGroup var input: DomainAndFile
 
     func run() throws {
-        let (domain, target) = try selection.requireDomain(
-            andOne: "file",
-            from: arguments,
-            usage: "defaults export <domain> <file | ->"
-        )
+        let (domain, target) = try input.resolve(usage: "defaults export <domain> <file | ->")
         let values = try DomainStore().readExisting(domain)
         let data: Data
         do {

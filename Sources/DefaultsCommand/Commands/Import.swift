@@ -9,21 +9,10 @@ struct Import: ParsableCommand {
         discussion: "The file may be an XML, binary or old-style text property list."
     )
 
-    @OptionGroup var selection: DomainSelection
-
-    @Argument(
-        help: ArgumentHelp(
-            "The domain (unless -g or --path is given), then the file or -.", valueName: "domain> <file"),
-        completion: .custom(completeDomainNames)
-    )
-    var arguments: [String] = []
+    @OptionGroup var input: DomainAndFile
 
     func run() throws {
-        let (domain, source) = try selection.requireDomain(
-            andOne: "file",
-            from: arguments,
-            usage: "defaults import <domain> <file | ->"
-        )
+        let (domain, source) = try input.resolve(usage: "defaults import <domain> <file | ->")
         let data: Data
         do {
             if source == "-" {

@@ -131,22 +131,5 @@ extension Defaults {
     }
 
     /// A value that cannot be given as a launch argument.
-    public struct LaunchArgumentsError: Error, Sendable, CustomStringConvertible {
-        /// The key's name.
-        public let key: String
-        /// The value's type, as text.
-        public let valueType: String
-        /// Why the value could not be encoded.
-        public let reason: String
-
-        init(key: String, valueType: Any.Type, reason: String) {
-            self.key = key
-            self.valueType = String(reflecting: valueType)
-            self.reason = reason
-        }
-
-        public var description: String {
-            "The value of type \(valueType) for key \"\(key)\" cannot be a launch argument: \(reason)."
-        }
-    }
+    public typealias LaunchArgumentsError = UnserializableValue
 }

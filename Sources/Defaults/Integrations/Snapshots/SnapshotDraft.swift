@@ -63,24 +63,7 @@ extension Defaults {
     /// serialized.
     public struct SnapshotWriteError: Error, Sendable, CustomStringConvertible {
         /// One value that could not be stored.
-        public struct Failure: Sendable, CustomStringConvertible {
-            /// The key's name.
-            public let key: String
-            /// The value's type, as text.
-            public let valueType: String
-            /// What went wrong.
-            public let reason: String
-
-            init(key: String, valueType: Any.Type, reason: String) {
-                self.key = key
-                self.valueType = String(reflecting: valueType)
-                self.reason = reason
-            }
-
-            public var description: String {
-                "the value of type \(valueType) for key \"\(key)\" cannot be stored: \(reason)"
-            }
-        }
+        public typealias Failure = UnserializableValue
 
         /// Every value that could not be stored.
         public let failures: [Failure]
