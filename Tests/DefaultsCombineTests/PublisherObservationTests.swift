@@ -53,6 +53,8 @@ struct PublisherObservationTests {
                 for name in Kind.userDefaultsNames.withLock({ $0 }) {
                     UserDefaults.standard.removePersistentDomain(forName: name)
                     UserDefaults(suiteName: name)?.synchronize()
+                    // Foundation on Linux keeps the emptied file.
+                    try? FileManager.default.removeItem(at: FileSuite.fileURL(forName: name))
                 }
             }
             return root.appendingPathComponent("\(getpid())", isDirectory: true)

@@ -69,7 +69,9 @@ struct EncoderInputTests {
     }
 
     @Test func valuesThatUserDefaultsHandsBack() throws {
-        let defaults = try #require(UserDefaults(suiteName: "DefaultsPropertyListTests-\(UUID().uuidString)"))
+        let name = "DefaultsPropertyListTests-\(UUID().uuidString)"
+        let defaults = try #require(UserDefaults(suiteName: name))
+        defer { defaults.removePersistentDomain(forName: name) }
         defaults.set(["a": ["b": [1, true, "s"]]], forKey: "k")
         let stored = try #require(defaults.object(forKey: "k"))
         let expected: [String: Any] = ["a": ["b": [1, true, "s"]]]

@@ -29,11 +29,15 @@ enum TemporarySuites {
     private static let lock = NSLock()
     private static let cleanup: Void = {
         atexit {
+            // Write what is pending first, so that nothing recreates the files afterwards.
+            try? Defaults.flushAll()
             TemporarySuites.lock.lock()
             defer { TemporarySuites.lock.unlock() }
             for name in TemporarySuites.names {
                 UserDefaults.standard.removePersistentDomain(forName: name)
                 UserDefaults(suiteName: name)?.synchronize()
+                // Foundation on Linux keeps the emptied file.
+                try? FileManager.default.removeItem(at: FileSuite.fileURL(forName: name))
             }
         }
     }()
