@@ -28,6 +28,23 @@ struct CivilTime: Equatable {
         second = secondsOfDay % 60
     }
 
+    /// Appends `yyyy-MM-dd<between>HH:mm:ss<zone>`: the XML form with `T` and `Z`, the old-style
+    /// (`NSDate` description) form with a space and ` +0000`.
+    func append(to out: inout ByteWriter, between separator: Unicode.Scalar, zone: StaticString) {
+        out.appendPadded(year, width: 4)
+        out.append(UInt8(ascii: "-"))
+        out.appendPadded(month, width: 2)
+        out.append(UInt8(ascii: "-"))
+        out.appendPadded(day, width: 2)
+        out.append(UInt8(ascii: separator))
+        out.appendPadded(hour, width: 2)
+        out.append(UInt8(ascii: ":"))
+        out.appendPadded(minute, width: 2)
+        out.append(UInt8(ascii: ":"))
+        out.appendPadded(second, width: 2)
+        out.append(zone)
+    }
+
     init(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
         (self.year, self.month, self.day, self.hour, self.minute, self.second) = (
             year, month, day, hour, minute, second

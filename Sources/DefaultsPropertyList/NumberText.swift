@@ -207,18 +207,6 @@ enum NumberText {
 
     /// Appends `yyyy-MM-ddTHH:mm:ssZ`, whole seconds rounded down as CoreFoundation does.
     static func appendISODate(_ interval: Double, to out: inout ByteWriter) {
-        let civil = CivilTime(referenceInterval: interval)
-        out.appendPadded(civil.year, width: 4)
-        out.append(UInt8(ascii: "-"))
-        out.appendPadded(civil.month, width: 2)
-        out.append(UInt8(ascii: "-"))
-        out.appendPadded(civil.day, width: 2)
-        out.append(UInt8(ascii: "T"))
-        out.appendPadded(civil.hour, width: 2)
-        out.append(UInt8(ascii: ":"))
-        out.appendPadded(civil.minute, width: 2)
-        out.append(UInt8(ascii: ":"))
-        out.appendPadded(civil.second, width: 2)
-        out.append(UInt8(ascii: "Z"))
+        CivilTime(referenceInterval: interval).append(to: &out, between: "T", zone: "Z")
     }
 }

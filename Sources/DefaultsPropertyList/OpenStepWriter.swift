@@ -130,19 +130,7 @@ struct OpenStepWriter: ~Copyable {
 
     /// `2024-01-01 12:00:00 +0000`, the description of an `NSDate`.
     private mutating func appendDateText(_ date: Date) {
-        let civil = CivilTime(referenceInterval: date.timeIntervalSinceReferenceDate)
-        out.appendPadded(civil.year, width: 4)
-        out.append(UInt8(ascii: "-"))
-        out.appendPadded(civil.month, width: 2)
-        out.append(UInt8(ascii: "-"))
-        out.appendPadded(civil.day, width: 2)
-        out.append(UInt8(ascii: " "))
-        out.appendPadded(civil.hour, width: 2)
-        out.append(UInt8(ascii: ":"))
-        out.appendPadded(civil.minute, width: 2)
-        out.append(UInt8(ascii: ":"))
-        out.appendPadded(civil.second, width: 2)
-        out.append(" +0000")
+        CivilTime(referenceInterval: date.timeIntervalSinceReferenceDate).append(to: &out, between: " ", zone: " +0000")
     }
 
     private mutating func appendQuoted(_ body: (inout ByteWriter) -> Void) {
