@@ -2,8 +2,6 @@
 import Foundation
 import Testing
 
-@testable import DefaultsTestHelper
-
 /// Foundation's `UserDefaults` and the file suite read each other's files, in real processes.
 @Suite("FileSuite interop with Foundation")
 struct FileSuiteInteropTests {
@@ -59,9 +57,28 @@ struct FileSuiteInteropTests {
     /// Writes the interop sample with the file suite in this process.
     func writeSampleWithFileSuite(directory: FileSuiteTemporaryDirectory, name: String) throws {
         let suite = directory.suite(name)
-        for (key, value) in FileSuiteCommands.interopSample {
+        for (key, value) in FileSuiteInteropSample.values {
             suite.set(value, forKey: key)
         }
         try suite.flush()
+    }
+}
+
+/// The same values as the helper's `interopSample` (an executable's module cannot be imported by
+/// tests on a clean build, so the sample is kept twice).
+enum FileSuiteInteropSample {
+    static var values: [String: Any] {
+        [
+            "int": 42,
+            "negative": -7,
+            "large": Int(Int64.max),
+            "double": 3.25,
+            "bool": true,
+            "string": "a < b & \"c\" é 🎉",
+            "date": Date(timeIntervalSince1970: 1_700_000_000),
+            "data": Data([0, 1, 2, 254, 255]),
+            "array": [1, "two", 3.5] as [Any],
+            "dictionary": ["nested": ["x": 1, "y": false] as [String: Any]] as [String: Any],
+        ]
     }
 }
