@@ -4,8 +4,9 @@ import Foundation
 ///
 /// Every offset, count and reference is checked against the input before it
 /// is used, a reference back to an object that is still being decoded is a
-/// cycle, and the total number of values produced is capped so that shared
-/// references cannot expand a small file into an exponential tree.
+/// cycle, and the decoded size (a fixed cost per value plus the bytes of every
+/// string and data, counted again at each reference) is capped relative to the
+/// input, so that shared references cannot expand a small file into a huge tree.
 struct BinaryReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let offsetSize: Int
@@ -17,8 +18,11 @@ struct BinaryReader {
     /// Marks objects on the current decoding path, to reject cycles.
     private var inProgress: [Bool]
     private var depth = 0
-    /// How many more values may be produced before the input counts as a decompression bomb.
+    /// How many more bytes of decoded values may be produced before the input counts as a
+    /// decompression bomb.
     private var budget: Int
+    /// What one value costs the budget beyond its string or data bytes: about what it takes in memory.
+    private static let valueCost = 16
     /// Long strings and data already decoded, by object index, so that a
     /// hostile file referencing one huge string many times costs one copy.
     private var sharedScalars: [Int: Any] = [:]
@@ -78,8 +82,9 @@ struct BinaryReader {
         offsetTableStart = Int(tableStart)
         objectsEnd = Int(tableStart)
         inProgress = [Bool](repeating: false, count: objectCount)
-        // A plain tree spends at least one byte of the file per value; allow generous sharing beyond that.
-        budget = bytes.count * 4 + 1024
+        // A plain tree spends at least one byte of the file per value and one per string byte;
+        // allow generous sharing beyond that, and room for small files.
+        budget = bytes.count * 16 + (1 << 20)
     }
 
     @inline(__always)
@@ -92,10 +97,7 @@ struct BinaryReader {
     // MARK: - Objects
 
     private mutating func object(_ index: Int) throws(PropertyListError) -> Any {
-        budget -= 1
-        guard budget >= 0 else {
-            throw PropertyListError(kind: .corrupt, message: "shared references expand to too many values", offset: nil)
-        }
+        try charge(BinaryReader.valueCost)
         let entry = offsetTableStart + index * offsetSize
         let offset64 = BinaryReader.bigEndian(bytes, at: entry, size: offsetSize)
         guard offset64 >= 8, offset64 < UInt64(objectsEnd) else {
@@ -134,11 +136,13 @@ struct BinaryReader {
             guard count <= objectsEnd - start, byteCount <= objectsEnd - start else {
                 throw corrupt("a string or data object runs past the object area", offset)
             }
+            // Charged at every reference: each one is a copy in what the caller builds from it.
+            try charge(byteCount)
             if byteCount < BinaryReader.sharedScalarMinimumLength {
-                return scalar(marker, start, count)
+                return try scalar(marker, start, count, offset)
             }
             if let shared = sharedScalars[index] { return shared }
-            let value = scalar(marker, start, count)
+            let value = try scalar(marker, start, count, offset)
             sharedScalars[index] = value
             return value
         case 0xA:
@@ -191,6 +195,17 @@ struct BinaryReader {
             dictionary[key] = try object(try reference(at: valuesStart + position * referenceSize, offset))
         }
         return dictionary
+    }
+
+    /// Takes `cost` from the decoded-size budget; fails once the values would be far larger than the input.
+    private mutating func charge(_ cost: Int) throws(PropertyListError) {
+        budget -= cost
+        guard budget >= 0 else {
+            throw PropertyListError(
+                kind: .corrupt,
+                message: "shared references expand to far more than the \(bytes.count) bytes of the file",
+                offset: nil)
+        }
     }
 
     private mutating func enter(_ objectIndex: Int, _ offset: Int) throws(PropertyListError) {
@@ -266,21 +281,29 @@ struct BinaryReader {
         }
     }
 
-    /// Data (0x4), an ASCII string (0x5, read as UTF-8 to be lenient) or a UTF-16BE string (0x6), already bounds-checked.
-    private func scalar(_ marker: UInt8, _ start: Int, _ count: Int) -> Any {
+    /// Data (0x4), an ASCII string (0x5, read as UTF-8 to be lenient) or a UTF-16BE string (0x6),
+    /// already bounds-checked. Text that is not valid UTF-8 or UTF-16 is refused rather than repaired,
+    /// so that a rewrite never replaces the original bytes with U+FFFD.
+    private func scalar(_ marker: UInt8, _ start: Int, _ count: Int, _ offset: Int) throws(PropertyListError) -> Any {
         switch marker >> 4 {
-        case 0x4: return Data(UnsafeBufferPointer(rebasing: bytes[start..<(start + count)]))
-        case 0x5: return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<(start + count)]), as: UTF8.self)
-        default: return utf16String(start, count)
+        case 0x4:
+            return Data(UnsafeBufferPointer(rebasing: bytes[start..<(start + count)]))
+        case 0x5:
+            let text = UnsafeBufferPointer(rebasing: bytes[start..<(start + count)])
+            guard let string = String(validating: text, as: UTF8.self) else {
+                throw corrupt("a string is not valid UTF-8", offset)
+            }
+            return string
+        default:
+            var units = [UInt16](repeating: 0, count: count)
+            for index in 0..<count {
+                units[index] = UInt16(bytes[start + 2 * index]) << 8 | UInt16(bytes[start + 2 * index + 1])
+            }
+            guard let string = String(validating: units, as: UTF16.self) else {
+                throw corrupt("a string is not valid UTF-16", offset)
+            }
+            return string
         }
-    }
-
-    private func utf16String(_ start: Int, _ count: Int) -> String {
-        var units = [UInt16](repeating: 0, count: count)
-        for index in 0..<count {
-            units[index] = UInt16(bytes[start + 2 * index]) << 8 | UInt16(bytes[start + 2 * index + 1])
-        }
-        return String(decoding: units, as: UTF16.self)
     }
 
     private func corrupt(_ message: String, _ offset: Int) -> PropertyListError {

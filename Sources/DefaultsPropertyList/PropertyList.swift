@@ -43,7 +43,7 @@ public enum PropertyList {
     public static func decode(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
         try withBytes(data) { (bytes) throws(PropertyListError) -> Any in
             if BinaryReader.isBinary(bytes) { return try BinaryReader.decode(bytes) }
-            if let utf8 = transcodedUTF16(bytes) {
+            if let utf8 = try transcodedUTF16(bytes) {
                 return try withBytes(utf8) { (bytes) throws(PropertyListError) -> Any in try decodeText(bytes) }
             }
             return try decodeText(bytes)
@@ -52,7 +52,10 @@ public enum PropertyList {
 
     /// Decodes an XML property list, with or without the `<plist>` wrapper.
     public static func decodeXML(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
-        try withBytes(data) { (bytes) throws(PropertyListError) -> Any in try XMLReader.decode(bytes) }
+        try withBytes(data) { (bytes) throws(PropertyListError) -> Any in
+            try validateUTF8(bytes)
+            return try XMLReader.decode(bytes)
+        }
     }
 
     /// Decodes a binary (`bplist00`) property list.
@@ -131,19 +134,29 @@ public enum PropertyList {
 
     private static func format(of bytes: UnsafeBufferPointer<UInt8>) -> Format {
         if BinaryReader.isBinary(bytes) { return .binary }
-        if let utf8 = transcodedUTF16(bytes) {
+        if let utf8 = try? transcodedUTF16(bytes) {
             return utf8.withUnsafeBufferPointer { TextReader.startsWithXML($0) } ? .xml : .openStep
         }
         return TextReader.startsWithXML(bytes) ? .xml : .openStep
     }
 
     private static func decodeText(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> Any {
-        TextReader.startsWithXML(bytes) ? try XMLReader.decode(bytes) : try TextReader.decode(bytes)
+        try validateUTF8(bytes)
+        return TextReader.startsWithXML(bytes) ? try XMLReader.decode(bytes) : try TextReader.decode(bytes)
+    }
+
+    /// Refuses text that is not valid UTF-8, as Foundation does: repairing it to U+FFFD would lose
+    /// the original bytes at the next write. ASCII, the common case, is checked without decoding.
+    private static func validateUTF8(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) {
+        guard let first = bytes.firstIndex(where: { $0 >= 0x80 }) else { return }
+        let rest = UnsafeBufferPointer(rebasing: bytes[first...])
+        guard String(validating: rest, as: UTF8.self) == nil else { return }
+        throw PropertyListError.text(.syntax, "the text is not valid UTF-8", at: first, in: bytes)
     }
 
     /// Old-style `.strings` files are often UTF-16 with a byte order mark; the
     /// readers work on UTF-8, so such input is transcoded first.
-    private static func transcodedUTF16(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    private static func transcodedUTF16(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> [UInt8]? {
         guard bytes.count >= 2 else { return nil }
         let bigEndian: Bool
         switch (bytes[0], bytes[1]) {
@@ -160,7 +173,10 @@ public enum PropertyList {
             units.append(bigEndian ? first << 8 | second : second << 8 | first)
             index += 2
         }
-        return Array(String(decoding: units, as: UTF16.self).utf8)
+        guard let text = String(validating: units, as: UTF16.self) else {
+            throw PropertyListError(kind: .syntax, message: "the text is not valid UTF-16", offset: 0)
+        }
+        return Array(text.utf8)
     }
 
     /// Runs `body` on the bytes of `data` while keeping the typed error.

@@ -43,6 +43,20 @@ public protocol DefaultsSuite: AnyObject, Sendable {
     /// Removes every persistent value. Registered defaults and launch arguments stay.
     func removeAll()
 
+    /// Reads the value of `key` (as ``object(forKey:)`` resolves it), lets `body` change it, and
+    /// stores the result as the persistent value (`nil` removes it), as one step.
+    ///
+    /// ``FileSuite`` holds its cross-process lock from the read to the write, so that increments
+    /// made at once by several processes are all kept. A default implementation, for suites that
+    /// do not provide their own, reads, calls `body` and writes; it is as atomic as the suite's
+    /// own reads and writes.
+    ///
+    /// `body` may read and write the suite, but must not flush it or modify it again. When it
+    /// throws, nothing is stored.
+    func modify<Result, Failure: Error>(
+        forKey key: String, _ body: (inout Any?) throws(Failure) -> Result
+    ) throws(Failure) -> Result
+
     /// Adds values to the registration domain, the lowest-precedence domain, never written to disk.
     func register(defaults: [String: Any])
 
@@ -57,6 +71,19 @@ public protocol DefaultsSuite: AnyObject, Sendable {
 }
 
 extension DefaultsSuite {
+    /// Reads the value, calls `body`, and stores the result when it changed.
+    public func modify<Result, Failure: Error>(
+        forKey key: String, _ body: (inout Any?) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let old = object(forKey: key)
+        var value = old
+        let result = try body(&value)
+        if !PropertyListObject.isEqual(old, value) {
+            set(value, forKey: key)
+        }
+        return result
+    }
+
     /// Sets the values one by one without telling observers, then posts one change with every
     /// key whose read value changed.
     public func setValues(_ changes: [(key: String, object: Any?)]) {

@@ -10,4 +10,14 @@ extension UserDefaults {
         get { UserDefaultsSuite.shared(self)[key] }
         set { UserDefaultsSuite.shared(self)[key] = newValue }
     }
+
+    /// Removes every value stored in this `UserDefaults` object, as Defaults' `removeAll()` does.
+    /// Registered defaults and launch arguments stay; observers of its keys are told.
+    ///
+    /// ```swift
+    /// UserDefaults(suiteName: "com.example.tests")?.removeAll()
+    /// ```
+    public func removeAll() {
+        UserDefaultsSuite.shared(self).removeAll()
+    }
 }

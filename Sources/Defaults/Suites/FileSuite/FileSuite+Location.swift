@@ -26,28 +26,3 @@ extension FileSuite {
         return nil
     }
 }
-
-/// The paths of one suite's files, all in the same directory so that renames are atomic.
-struct FileSuiteLocation: Sendable {
-    /// The property list: `<name>.plist`.
-    let path: String
-    let directory: String
-    let fileName: String
-    /// The sidecar file writers lock; the property list itself cannot be locked because each
-    /// write replaces it with a new file.
-    let lockPath: String
-    /// Prefix of temporary files; the writer's process ID follows.
-    let temporaryPrefix: String
-
-    init(fileURL: URL) {
-        path = fileURL.standardizedFileURL.path
-        directory = (path as NSString).deletingLastPathComponent
-        fileName = (path as NSString).lastPathComponent
-        lockPath = (directory as NSString).appendingPathComponent("." + fileName + ".lock")
-        temporaryPrefix = "." + fileName + ".tmp-"
-    }
-
-    func temporaryPath(processID: Int32) -> String {
-        (directory as NSString).appendingPathComponent(temporaryPrefix + String(processID))
-    }
-}

@@ -1,14 +1,5 @@
-import DefaultsPropertyList
 import Dispatch
 import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension FileSuite {
     /// The longest wait between retries of a background write that keeps failing.
@@ -16,214 +7,146 @@ extension FileSuite {
 
     /// Writes pending changes after `delay`, on a background queue.
     ///
-    /// The timer holds the suite weakly; a suite released before it fires writes from `deinit`.
+    /// The timer holds the suite strongly: a suite with changes not yet on disk stays alive (and
+    /// listed where ``Defaults/flushAll()`` and the termination-signal handler find it) until they
+    /// are written. Its `deinit` therefore never has anything to write.
     func scheduleWrite(after delay: Duration) {
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
-            self?.writeScheduled()
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+            writeScheduled()
         }
     }
 
     private func writeScheduled() {
         // Cleared before writing, so that a change made during the write schedules the next one.
         state.withLock { $0.isWriteScheduled = false }
-        do {
-            try writePending()
+        if (try? writePending()) != nil {
             state.withLock { $0.retryDelay = nil }
-        } catch {
-            // Already reported. Try again later, backing off, unless a newer write is on its way.
-            let delay: Duration? = state.withLock { state in
-                let delay = min((state.retryDelay ?? .milliseconds(500)) * 2, Self.longestRetryDelay)
-                state.retryDelay = delay
-                return state.claimWriteSchedule() ? delay : nil
-            }
-            if let delay {
-                scheduleWrite(after: delay)
-            }
+        }
+    }
+
+    /// Schedules another try of a write that failed, backing off, unless one is on its way.
+    private func scheduleRetry() {
+        let delay: Duration? = state.withLock { state in
+            let delay = min((state.retryDelay ?? .milliseconds(500)) * 2, Self.longestRetryDelay)
+            state.retryDelay = delay
+            return state.claimWriteSchedule() ? delay : nil
+        }
+        if let delay {
+            scheduleWrite(after: delay)
         }
     }
 
     /// Writes this process's pending changes and returns when they are durable; does nothing if
-    /// there are none. On failure the changes stay pending, the problem is reported, and the error
-    /// is thrown.
+    /// there are none. On failure the changes stay pending (a retry is scheduled), the problem is
+    /// reported, and the error is thrown.
     func writePending() throws {
-        let changedKeys: Set<String>
-        do {
-            changedKeys = try io.withLock { io -> Set<String> in
-                let taken = state.withLock { state -> Snapshot? in
-                    guard !state.pending.isEmpty else { return nil }
-                    defer { state.pending = PendingChanges() }
-                    return Snapshot(
-                        pending: state.pending, values: state.domains.persistent, identity: state.loadedIdentity)
-                }
-                guard let snapshot = taken else { return [] }
-                do {
-                    return try write(snapshot, io: &io)
-                } catch {
-                    let failed = PropertyListValues(snapshot.pending)
-                    state.withLock { $0.pending = failed.values.followed(by: $0.pending) }
-                    throw error
-                }
-            }
-        } catch {
-            let problem =
-                error as? SuiteError
-                ?? SuiteError(
-                    suite: name, kind: .writeFailed, fileURL: fileURL,
-                    message: "could not write \(location.path): \(error)")
-            report(problem)
-            throw problem
+        guard state.withLock({ !$0.pending.isEmpty }) else { return }
+        if let error = synchronize() {
+            throw error
         }
-        // Posted outside the locks: observers may read or write the suite.
-        changes.post(SuiteChange(keys: changedKeys, origin: .otherProcess))
     }
 
-    /// What a write starts from, taken atomically with clearing the pending changes.
-    struct Snapshot {
-        var pending: PendingChanges
-        /// The values in memory: the loaded file with `pending` applied.
-        var values: [String: Any]
-        var identity: FileIdentity?
-    }
-
-    /// Replaces the file with `snapshot`'s values, merged with the file's current contents if
-    /// another process changed it since it was loaded. Returns the keys that other processes
-    /// changed, found while merging. Runs with `io` held.
-    private func write(_ snapshot: Snapshot, io: inout IOState) throws -> Set<String> {
-        do {
-            try PosixFile.makeDirectory(location.directory)
-        } catch {
-            throw SuiteError(
-                suite: name, kind: .writeFailed, fileURL: fileURL,
-                message: "could not create the directory of \(location.path): \(error)")
-        }
-        startWatching()
-        return try withFileLock {
-            if !io.hasRemovedStaleTemporaryFiles {
-                io.hasRemovedStaleTemporaryFiles = true
-                removeStaleTemporaryFiles()
-            }
-            var contents = snapshot.values
-            var isMerged = false
-            // Unchanged since we read or wrote it (the common case): no need to read it again.
-            let isUnchanged = (try? PosixFile.identity(at: location.path)).map { $0 == snapshot.identity } ?? false
-            if !isUnchanged {
-                let current = try readForMerge()
-                if current.identity != snapshot.identity {
-                    // Another process wrote since we read: apply only our own changes to what it wrote.
-                    contents = snapshot.pending.applied(to: current.values)
-                    isMerged = true
+    /// The one write path: holding `io` and the file lock, brings the values in memory up to
+    /// date with the file (applying this process's pending changes on top of what other processes
+    /// wrote), runs `edit` (for ``modify(forKey:_:)``), then writes the pending changes. Problems
+    /// are reported and changes posted once both locks are released, so that a handler or an
+    /// observer may flush or reload. Returns the error of a write that failed.
+    ///
+    /// `edit` runs without the state lock, so it may read and write the suite, but not flush it.
+    @discardableResult
+    func synchronize(editing edit: () -> Set<String> = { [] }) -> SuiteError? {
+        var problems: [SuiteError] = []
+        var changedByOthers = Set<String>()
+        var changedByEdit = Set<String>()
+        let failure = io.withLock { io -> SuiteError? in
+            startWatching()
+            do {
+                try file.withLock {
+                    changedByOthers = try mergeWithFile(problems: &problems)
+                    changedByEdit = edit()
+                    try writeSnapshot(io: &io)
                 }
-            }
-            let data: Data
-            do {
-                data = try PropertyList.encodeXML(contents)
+                return nil
+            } catch let error as SuiteError {
+                return error
             } catch {
-                throw SuiteError(
-                    suite: name, kind: .writeFailed, fileURL: fileURL,
-                    message: "could not encode the values of \(location.path): \(error)")
-            }
-            let identity: FileIdentity
-            do {
-                identity = try PosixFile.writeAtomically(
-                    data, to: location.path, temporaryPath: location.temporaryPath(processID: getpid())
-                )
-            } catch {
-                throw SuiteError(
-                    suite: name, kind: .writeFailed, fileURL: fileURL,
+                return SuiteError(
+                    suite: name, kind: error is SuiteFileLock.Failure ? .lockFailed : .writeFailed, fileURL: fileURL,
                     message:
-                        "could not write \(location.path): \(error); the values stay in memory and are written at the next flush"
+                        "could not write \(file.path): \(error); the values stay in memory and are written at the next flush"
                 )
             }
-            let written = PropertyListValues(contents)
-            return state.withLock { state in
+        }
+        if let failure {
+            problems.append(failure)
+            if state.withLock({ !$0.pending.isEmpty }) {
+                scheduleRetry()
+            }
+        }
+        for problem in problems {
+            report(problem)
+        }
+        changes.post(SuiteChange(keys: changedByOthers, origin: .otherProcess))
+        changes.post(SuiteChange(keys: changedByEdit))
+        return failure
+    }
+
+    /// Reads the file if another process changed it since this one read or wrote it, and makes
+    /// it the base of the values in memory. Returns the keys whose values changed. Runs holding
+    /// the file lock.
+    private func mergeWithFile(problems: inout [SuiteError]) throws -> Set<String> {
+        let loadedIdentity = state.withLock { $0.loadedIdentity }
+        // Unchanged since we read or wrote it (the common case): no need to read it again.
+        if let current = try? PosixFile.identity(at: file.path), current == loadedIdentity {
+            return []
+        }
+        let values: [String: Any]
+        let identity: FileIdentity?
+        switch readFile(holdingLock: true, problems: &problems) {
+        case .values(let read, let readIdentity):
+            (values, identity) = (read, readIdentity)
+        case .absent:
+            (values, identity) = ([:], nil)
+        case .blocked(_, let message):
+            // Already in `problems`; the write it stops is a failure of its own.
+            problems.removeLast()
+            throw SuiteError(suite: name, kind: .writeFailed, fileURL: fileURL, message: message)
+        }
+        if identity != nil, identity == loadedIdentity {
+            return []
+        }
+        let read = PropertyListValues(values)
+        return state.withLock { state in
+            state.loadedIdentity = identity
+            return state.domains.replacePersistent(with: state.pending.applied(to: read.values))
+        }
+    }
+
+    /// Writes the values in memory if any change is pending. Runs holding `io` and the file lock.
+    private func writeSnapshot(io: inout IOState) throws {
+        let taken = state.withLock { state -> PropertyListValues<(PendingChanges, [String: Any])>? in
+            guard !state.pending.isEmpty else { return nil }
+            defer { state.pending = PendingChanges() }
+            return PropertyListValues((state.pending, state.domains.persistent))
+        }
+        guard let (pending, values) = taken?.values else { return }
+        do {
+            let identity = try file.write(values, removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles)
+            io.hasRemovedStaleTemporaryFiles = true
+            state.withLock { state in
                 state.loadedIdentity = identity
                 state.writeCount += 1
-                guard isMerged else { return [] }
-                return state.domains.replacePersistent(with: state.pending.applied(to: written.values))
             }
-        }
-    }
-
-    /// The file's current values and identity, for merging under the lock. A file that does not
-    /// parse is moved aside; one that exists but cannot be read stops the write, so that it is
-    /// never replaced unseen.
-    private func readForMerge() throws -> (values: [String: Any], identity: FileIdentity?) {
-        switch readCurrent(holdingLock: true) {
-        case .values(let values, let identity):
-            return (values, identity)
-        case .absent:
-            return ([:], nil)
-        case .directory:
-            throw SuiteError(
-                suite: name, kind: .writeFailed, fileURL: fileURL,
-                message: "\(location.path) is a directory, so the suite cannot be written; the values stay in memory"
-            )
-        case .unreadable(let error):
+        } catch {
+            let failed = PropertyListValues(pending)
+            state.withLock { $0.pending = failed.values.followed(by: $0.pending) }
             throw SuiteError(
                 suite: name, kind: .writeFailed, fileURL: fileURL,
                 message:
-                    "\(location.path) exists but could not be read (\(error)); it is not overwritten, and the values stay in memory"
+                    "could not write \(file.path): \(error); the values stay in memory and are written at the next flush"
             )
-        }
-    }
-
-    /// Removes temporary files left by writers of this suite that died mid-write (killed before
-    /// their rename). Called with the file lock held, so no live writer's file is taken.
-    private func removeStaleTemporaryFiles() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: location.directory) else { return }
-        for name in names where name.hasPrefix(location.temporaryPrefix) {
-            guard let processID = Int32(name.dropFirst(location.temporaryPrefix.count)) else { continue }
-            if processID != getpid(), kill(processID, 0) != 0, errno == ESRCH {
-                unlink((location.directory as NSString).appendingPathComponent(name))
-            }
-        }
-    }
-}
-
-// MARK: Decoding
-
-extension FileSuite {
-    /// Why a file's bytes are not a suite.
-    struct DecodingProblem: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Decodes a suite file: a property list (XML, binary or old-style) whose top level is a
-    /// dictionary.
-    static func decode(_ data: Data) -> Result<[String: Any], DecodingProblem> {
-        guard !data.isEmpty else {
-            return .failure(DecodingProblem(description: "the file is empty"))
-        }
-        let object: Any
-        do {
-            object = try PropertyList.decode(data)
-        } catch {
-            return .failure(DecodingProblem(description: "it is not a property list: \(error)"))
-        }
-        guard let dictionary = object as? [String: Any] else {
-            return .failure(
-                DecodingProblem(
-                    description: "its top level is \(PropertyListObject.kindName(object)), not a dictionary"))
-        }
-        return .success(dictionary)
-    }
-}
-
-extension PropertyListObject {
-    /// The property-list name of an object's kind, for messages.
-    static func kindName(_ object: Any) -> String {
-        switch object {
-        case is String: "a string"
-        case is Bool: "a boolean"
-        case is Int, is UInt64: "an integer"
-        case is Double: "a real"
-        case is Date: "a date"
-        case is Data: "data"
-        case is [Any]: "an array"
-        case is [String: Any]: "a dictionary"
-        default: "a \(type(of: object))"
         }
     }
 }

@@ -18,8 +18,8 @@ extension FileSuite {
             guard watcher == nil else { return }
             // Foundation creates the directory on its first write; creating it now lets the watcher
             // see that write. Failing here is fine: the first write of this suite reports why.
-            try? PosixFile.makeDirectory(location.directory)
-            watcher = FileWatcher(directory: location.directory, fileName: location.fileName) { [weak self] in
+            try? PosixFile.makeDirectory(file.directory)
+            watcher = FileWatcher(directory: file.directory, fileName: file.fileName) { [weak self] in
                 self?.reloadIfChanged()
             }
         }
@@ -34,30 +34,32 @@ extension FileSuite {
     }
 
     func reloadIfChanged() {
+        var problems: [SuiteError] = []
         let changedKeys = io.withLock { io -> Set<String> in
             let loadedIdentity = state.withLock { $0.loadedIdentity }
             // Our own writes come back as events too; they leave the file as we recorded it.
-            if let identity = try? PosixFile.identity(at: location.path), identity == loadedIdentity {
+            if let identity = try? PosixFile.identity(at: file.path), identity == loadedIdentity {
                 return []
             }
+            var found: [SuiteError] = []
             let values: [String: Any]
             let identity: FileIdentity?
-            switch readCurrent(holdingLock: false) {
+            switch readFile(holdingLock: false, problems: &found) {
             case .values(let read, let readIdentity):
-                io.reportedDirectory = nil
+                io.reportedBlockage = nil
                 (values, identity) = (read, readIdentity)
             case .absent:
-                io.reportedDirectory = nil
+                io.reportedBlockage = nil
                 (values, identity) = ([:], nil)
-            case .directory(let directoryIdentity):
-                if io.reportedDirectory != directoryIdentity {
-                    io.reportedDirectory = directoryIdentity
-                    report(Self.directoryProblem(location, suiteName: name, fileURL: fileURL))
+            case .blocked(let blockingIdentity, _):
+                // Reported once per version of what is in the way, not at every event.
+                if blockingIdentity == nil || io.reportedBlockage != blockingIdentity {
+                    io.reportedBlockage = blockingIdentity
+                    problems += found
                 }
                 return []
-            case .unreadable:
-                return []
             }
+            problems += found
             if identity != nil, identity == loadedIdentity {
                 return []
             }
@@ -66,6 +68,10 @@ extension FileSuite {
                 state.loadedIdentity = identity
                 return state.domains.replacePersistent(with: state.pending.applied(to: read.values))
             }
+        }
+        // Reported and posted outside the locks: handlers and observers may flush or reload.
+        for problem in problems {
+            report(problem)
         }
         changes.post(SuiteChange(keys: changedKeys, origin: .otherProcess))
     }

@@ -34,16 +34,27 @@ import Synchronization
 ///   (they lock and merge like two processes) but each sees the other's writes as coming from
 ///   another process, once they are on disk.
 /// - **Bad files** never crash the process and are never silently overwritten: a file that does
-///   not parse is moved aside to `<name>.plist.corrupt-<timestamp>`, the problem is reported
-///   through ``problems``, ``onProblem`` and ``Defaults/logger``, and the suite goes on with its
-///   defaults. A write that fails keeps the values in memory and is retried.
+///   not parse (including text that is not valid UTF-8, and a binary file whose shared references
+///   would expand far beyond its size) is moved aside to `<name>.plist.corrupt-<timestamp>`, the
+///   problem is reported through ``problems``, ``onProblem`` and ``Defaults/logger``, and the
+///   suite goes on with its defaults. A directory, FIFO or device in the file's place is never
+///   opened for long nor read (a file over 64 MB is not read either): it is reported and left in
+///   place, and writes fail until it is gone. A write that fails keeps the values in memory and is
+///   retried. An empty file is an empty suite.
+/// - **Links**: a suite file that is a link (a dotfile kept in a repository) is read through, and
+///   written through: its target is replaced atomically in the target's directory, so the link
+///   keeps working. Only a link to a regular file the user owns (or to a missing file in an
+///   existing directory) is followed; anything else is reported and left alone. Temporary and lock
+///   files are created with names no one can guess and `O_EXCL | O_NOFOLLOW`, so links planted in a
+///   shared directory are never written through.
 public final class FileSuite: DefaultsSuite {
     public let name: String
     /// The property-list file.
     public let fileURL: URL
     public let changes = SuiteChangeCenter()
 
-    let location: FileSuiteLocation
+    /// The property list and its companions (lock, temporary and backup files).
+    let file: SuiteFile
     let coalescingDelay: Duration
     /// The standard suite mirrors registered defaults into `UserDefaults.standard`, so that code
     /// reading it directly sees them as Foundation code expects.
@@ -70,8 +81,9 @@ public final class FileSuite: DefaultsSuite {
 
     struct IOState {
         var hasRemovedStaleTemporaryFiles = false
-        /// A directory in the file's place already reported by the watcher, not to report it on every event.
-        var reportedDirectory: FileIdentity?
+        /// Something in the file's place (a directory, a FIFO) already reported by the watcher, not
+        /// to report it on every event.
+        var reportedBlockage: FileIdentity?
     }
 
     /// The most problems ``problems`` keeps; older ones are dropped.
@@ -142,22 +154,27 @@ public final class FileSuite: DefaultsSuite {
     }
 
     init(fileURL: URL, name: String?, arguments: [String]?, coalescingDelay: Duration, mirrorsRegistration: Bool) {
-        let location = FileSuiteLocation(fileURL: fileURL)
-        self.location = location
-        self.fileURL = URL(fileURLWithPath: location.path, isDirectory: false)
-        self.name =
-            name ?? (location.fileName.hasSuffix(".plist") ? String(location.fileName.dropLast(6)) : location.fileName)
+        let file = SuiteFile(url: fileURL)
+        self.file = file
+        self.fileURL = URL(fileURLWithPath: file.path, isDirectory: false)
+        self.name = name ?? (file.fileName.hasSuffix(".plist") ? String(file.fileName.dropLast(6)) : file.fileName)
         self.coalescingDelay = coalescingDelay
         self.mirrorsRegistrationToStandardUserDefaults = mirrorsRegistration
         let launchArguments = arguments ?? Array(ProcessInfo.processInfo.arguments.dropFirst())
-        let loaded = Self.load(location, suiteName: self.name, fileURL: self.fileURL)
+        var problems: [SuiteError] = []
+        let values: [String: Any]
+        let identity: FileIdentity?
+        switch Self.read(file, suiteName: self.name, fileURL: self.fileURL, holdingLock: false, problems: &problems) {
+        case .values(let read, let readIdentity): (values, identity) = (read, readIdentity)
+        case .absent, .blocked: (values, identity) = ([:], nil)
+        }
         state = Mutex(
             State(
-                domains: SuiteDomains(arguments: ArgumentsDomain.parse(launchArguments), persistent: loaded.values),
-                loadedIdentity: loaded.identity
+                domains: SuiteDomains(arguments: ArgumentsDomain.parse(launchArguments), persistent: values),
+                loadedIdentity: identity
             )
         )
-        for problem in loaded.problems {
+        for problem in problems {
             report(problem)
         }
         SuiteRegistry.add(self)
@@ -166,10 +183,9 @@ public final class FileSuite: DefaultsSuite {
     }
 
     deinit {
+        // Nothing to write here: a suite with pending changes is kept alive by its write timer
+        // until they are on disk (see `scheduleWrite(after:)`).
         watcher.withLock { $0?.stop() }
-        // A write still waiting for its timer holds no reference to the suite: do it now.
-        // A failure is reported (logged) by `writePending` itself; nothing more can be done here.
-        try? writePending()
     }
 
     // MARK: DefaultsSuite
@@ -182,13 +198,7 @@ public final class FileSuite: DefaultsSuite {
         let value: Any?
         if let object {
             guard let normalized = Self.propertyListObject(object) else {
-                report(
-                    SuiteError(
-                        suite: name, kind: .unsupportedValue, fileURL: fileURL,
-                        message:
-                            "the value for key \"\(key)\" of type \(type(of: object)) is not a property-list object; it was not stored"
-                    )
-                )
+                report(unsupportedValueProblem(object, forKey: key))
                 return
             }
             value = normalized
@@ -259,7 +269,8 @@ public final class FileSuite: DefaultsSuite {
     }
 
     /// Called with each problem as it happens, on the thread that met it (a write, the watcher,
-    /// ``flush()``). Problems found while opening the suite are in ``problems``.
+    /// ``flush()``), once the suite's locks are released: the handler may call ``flush()`` or
+    /// ``reload()``. Problems found while opening the suite are in ``problems``.
     public var onProblem: (@Sendable (SuiteError) -> Void)? {
         get { problemHandler.withLock { $0 } }
         set { problemHandler.withLock { $0 = newValue } }
@@ -286,6 +297,14 @@ public final class FileSuite: DefaultsSuite {
     }
 
     // MARK: Values
+
+    func unsupportedValueProblem(_ object: Any?, forKey key: String) -> SuiteError {
+        let typeName = object.map { "\(type(of: $0))" } ?? "nil"
+        return SuiteError(
+            suite: name, kind: .unsupportedValue, fileURL: fileURL,
+            message: "the value for key \"\(key)\" of type \(typeName) is not a property-list object; it was not stored"
+        )
+    }
 
     /// The property-list form of `object`, checking the common plain types first so that a write
     /// of one does not pay for the general conversion.

@@ -1,0 +1,61 @@
+extension FileSuite {
+    /// Reads the value of `key`, lets `body` change it, and writes the result, holding the
+    /// suite's cross-process lock from the read to the write, so that no other process (nor
+    /// another modify in this one) writes in between.
+    ///
+    /// The value is read from the file as other processes left it. The write happens before this
+    /// returns; if it fails (an unwritable directory, a full disk, a lock that cannot be taken),
+    /// the change is kept in memory and written later, and the problem is reported through
+    /// ``problems``, ``onProblem`` and ``Defaults/logger``: the read and the write are then as
+    /// atomic as in memory only.
+    ///
+    /// `body` may read and write the suite, but must not flush it or modify it again (it runs
+    /// holding the lock those take). When it throws, nothing is stored.
+    public func modify<Result, Failure: Error>(
+        forKey key: String, _ body: (inout Any?) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var outcome: Swift.Result<Result, Failure>?
+        var unsupported: SuiteError?
+        synchronize { () -> Set<String> in
+            var value = object(forKey: key)
+            do throws(Failure) {
+                outcome = .success(try body(&value))
+            } catch {
+                outcome = .failure(error)
+                return []
+            }
+            guard let isChanged = record(value, forKey: key) else {
+                unsupported = unsupportedValueProblem(value, forKey: key)
+                return []
+            }
+            return isChanged ? [key] : []
+        }
+        if let unsupported {
+            report(unsupported)
+        }
+        if let outcome {
+            return try outcome.get()
+        }
+        // The lock could not be taken (reported): change the value in memory all the same, as a
+        // plain write would, to be written when the file can be.
+        var value = object(forKey: key)
+        let result = try body(&value)
+        set(value, forKey: key)
+        return result
+    }
+
+    /// Stores `value` (a property-list object, or `nil` to remove) as pending, without scheduling
+    /// a write or posting a change; returns whether the value a read returns changed, or `nil`
+    /// when `value` is not a property-list object.
+    private func record(_ value: Any?, forKey key: String) -> Bool? {
+        let normalized = value.flatMap(Self.propertyListObject)
+        if value != nil, normalized == nil {
+            return nil
+        }
+        let sent = PropertyListValues(normalized)
+        return state.withLock { state in
+            state.pending.record(sent.values, forKey: key)
+            return state.domains.setPersistent(sent.values, forKey: key)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What tells one version of a file from another without reading it. A writer that replaces the
+/// file by renaming gives it a new inode; one that rewrites it in place changes its times or size.
+@_spi(Files) public struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modificationSeconds: Int
+    var modificationNanoseconds: Int
+    var changeSeconds: Int
+    var changeNanoseconds: Int
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        #if canImport(Darwin)
+        modificationSeconds = Int(info.st_mtimespec.tv_sec)
+        modificationNanoseconds = Int(info.st_mtimespec.tv_nsec)
+        changeSeconds = Int(info.st_ctimespec.tv_sec)
+        changeNanoseconds = Int(info.st_ctimespec.tv_nsec)
+        #else
+        modificationSeconds = Int(info.st_mtim.tv_sec)
+        modificationNanoseconds = Int(info.st_mtim.tv_nsec)
+        changeSeconds = Int(info.st_ctim.tv_sec)
+        changeNanoseconds = Int(info.st_ctim.tv_nsec)
+        #endif
+    }
+
+    /// Whether both name the same file (not necessarily the same version of it).
+    func isSameFile(as other: FileIdentity) -> Bool {
+        device == other.device && inode == other.inode
+    }
+}

@@ -1,0 +1,213 @@
+import DefaultsPropertyList
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One suite's property-list file and its companions in the same directory: the lock file,
+/// temporary files of writes in progress, and backups of damaged versions.
+///
+/// The one file layer under ``FileSuite`` and the `defaults` command. It has no side effects
+/// beyond the files themselves: it reports nothing and keeps no state, and returns what it found
+/// for the caller to report (after releasing its locks).
+@_spi(Files) public struct SuiteFile: Sendable {
+    /// The property list: `<name>.plist`.
+    public let path: String
+    /// The directory that holds it and its companions.
+    public let directory: String
+    /// The file's name.
+    public let fileName: String
+    /// The sidecar file writers lock (see ``SuiteFileLock`` for why not the property list).
+    let lockPath: String
+
+    public init(url: URL) {
+        path = url.standardizedFileURL.path
+        directory = (path as NSString).deletingLastPathComponent
+        fileName = (path as NSString).lastPathComponent
+        lockPath = (directory as NSString).appendingPathComponent("." + fileName + ".lock")
+    }
+
+    // MARK: Reading
+
+    /// What reading the file found.
+    public enum Contents {
+        /// The file's values (none for an empty file) and the identity of the version read.
+        case values([String: Any], FileIdentity)
+        /// Nothing is there.
+        case absent
+        /// A directory, FIFO, device or socket is there: never read, never replaced.
+        case notRegularFile(FileIdentity, kind: String)
+        /// A regular file that is not a property-list dictionary, after rereading it in case a
+        /// writer was caught halfway. `reason` says what is wrong.
+        case damaged(FileIdentity, reason: String)
+        /// The file exists but could not be read (permissions, an I/O error, far too large).
+        case unreadable(reason: String)
+    }
+
+    /// How often a file that does not decode is read before it is judged damaged.
+    static let readAttempts = 4
+    /// The pause between those reads: Foundation rewrites the file in place, so a reader can catch
+    /// it half-written.
+    static let rereadPause: Duration = .milliseconds(20)
+
+    /// Reads and decodes the file, changing nothing.
+    public func read() -> Contents {
+        var lastFailure: (identity: FileIdentity, data: Data)?
+        var attempts = 0
+        while true {
+            let outcome: BoundedFileRead.Outcome
+            do {
+                outcome = try BoundedFileRead.read(path)
+            } catch {
+                return .unreadable(reason: "\(error)")
+            }
+            switch outcome {
+            case .absent:
+                return .absent
+            case .notRegularFile(let identity, let kind):
+                return .notRegularFile(identity, kind: kind)
+            case .tooLarge:
+                return .unreadable(reason: "it is larger than \(BoundedFileRead.sizeLimit >> 20) MB")
+            case .file(let identity, let data):
+                let reason: String
+                switch Self.decode(data) {
+                case .success(let values): return .values(values, identity)
+                case .failure(let problem): reason = problem.description
+                }
+                attempts += 1
+                let isUnchanged = lastFailure.map { $0.identity == identity && $0.data == data } ?? false
+                guard !isUnchanged, attempts < Self.readAttempts else {
+                    return .damaged(identity, reason: reason)
+                }
+                lastFailure = (identity, data)
+                Self.sleep(for: Self.rereadPause)
+            }
+        }
+    }
+
+    /// Why a file's bytes are not a suite.
+    public struct DecodingProblem: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Decodes a suite file: a property list (XML, binary or old-style) whose top level is a
+    /// dictionary. An empty file is an empty suite, as CoreFoundation reads it. Text that is not
+    /// valid UTF-8 is refused, and a binary file whose shared references would expand far beyond
+    /// its size, so that nothing is silently repaired or blown up.
+    public static func decode(_ data: Data) -> Result<[String: Any], DecodingProblem> {
+        guard !data.isEmpty else { return .success([:]) }
+        let object: Any
+        do {
+            object = try PropertyList.decode(data)
+        } catch {
+            return .failure(DecodingProblem(description: "it is not a property list: \(error)"))
+        }
+        guard let dictionary = object as? [String: Any] else {
+            return .failure(
+                DecodingProblem(
+                    description: "its top level is \(PropertyListObject.kindName(object)), not a dictionary"))
+        }
+        return .success(dictionary)
+    }
+
+    // MARK: Changing
+
+    /// Runs `body` holding the lock other writers of this file take, creating the directory first.
+    ///
+    /// - Throws: ``SuiteFileLock/Failure`` or ``SystemCallError`` when the directory cannot be
+    ///   made or the lock taken; what `body` throws otherwise.
+    func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+        try PosixFile.makeDirectory(directory)
+        return try SuiteFileLock.withLock(path: lockPath, body)
+    }
+
+    /// What ``moveAside(_:)`` did.
+    enum MoveAside {
+        case moved(backupPath: String)
+        /// The file is no longer the version judged damaged; judge the new one.
+        case changed
+    }
+
+    /// Renames the damaged version `identity` of the file (the file a link points to, for a link)
+    /// to `<file>.corrupt-<UTC timestamp>` (with `-2`, `-3`… if taken), unless it has changed
+    /// meanwhile. Call it holding the lock.
+    func moveAside(_ identity: FileIdentity) throws -> MoveAside {
+        let target = try AtomicFileWrite.target(of: path)
+        guard try PosixFile.identity(at: target) == identity else { return .changed }
+        let base = target + ".corrupt-" + Self.timestamp()
+        var candidate = base
+        var number = 1
+        while try PosixFile.linkStatus(candidate) != nil {
+            number += 1
+            candidate = base + "-\(number)"
+        }
+        guard rename(target, candidate) == 0 else { throw SystemCallError("rename", path: target) }
+        try PosixFile.syncDirectory(of: target)
+        return .moved(backupPath: candidate)
+    }
+
+    /// Replaces the file with `values` as an XML property list, atomically, through a link to a
+    /// file the user owns. Call it holding the lock. Returns the new file's identity.
+    func write(_ values: [String: Any], removingStaleTemporaryFiles: Bool) throws -> FileIdentity {
+        let data: Data
+        do {
+            data = try PropertyList.encodeXML(values)
+        } catch {
+            throw FileRefusal(description: "the values could not be encoded: \(error)")
+        }
+        let target = try AtomicFileWrite.target(of: path)
+        if removingStaleTemporaryFiles {
+            AtomicFileWrite.removeStaleTemporaryFiles(for: target)
+        }
+        return try AtomicFileWrite.write(data, to: target)
+    }
+
+    /// Removes the domain: the file and its lock file, so that nothing is left in the directory.
+    /// A link (a dotfile kept elsewhere) stays, and the file it points to is emptied instead.
+    /// Takes the lock itself.
+    public func remove() throws {
+        try withLock {
+            if let info = try PosixFile.linkStatus(path) {
+                switch PosixFile.fileType(info) {
+                case S_IFLNK:
+                    _ = try write([:], removingStaleTemporaryFiles: true)
+                    return
+                case S_IFREG:
+                    guard unlink(path) == 0 || errno == ENOENT else { throw SystemCallError("unlink", path: path) }
+                default:
+                    throw FileRefusal(description: "\(path) is not a regular file; it is left in place")
+                }
+            }
+            AtomicFileWrite.removeStaleTemporaryFiles(for: path)
+            // Removed holding it: a waiter finds it gone and locks a new one (see SuiteFileLock).
+            unlink(lockPath)
+            try PosixFile.syncDirectory(of: path)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The current UTC time as `20261122T011500Z`.
+    private static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+    }
+
+    static func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0, errno == EINTR {
+            request = remaining
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An exclusive advisory lock (`flock`) on a suite's sidecar lock file, held by one writer at a
+/// time across processes from its read of the file to its write. Readers do not lock: every write
+/// is an atomic rename, so a reader always sees a whole file.
+///
+/// Why a sidecar rather than the property list itself: each write replaces the property list
+/// with a new file, and a suite that has never been written has none, so locking it would mean
+/// creating an empty property list just to lock it, visible to Foundation and to every watcher.
+///
+/// The lock file is opened with `O_NOFOLLOW` and must be a regular file, so that a planted link
+/// is never created through. After taking the lock, the path is checked to still name the locked
+/// file: whoever removes the lock file (`defaults delete`) does so holding it, and a waiter that
+/// then gets the removed file's lock starts again on the new one.
+enum SuiteFileLock {
+    /// Runs `body` holding the lock on `path`, blocking until it is free. Creates the lock file
+    /// (mode 0600) if needed.
+    ///
+    /// - Throws: ``Failure`` when the lock cannot be taken; what `body` throws otherwise.
+    static func withLock<Result>(path: String, _ body: () throws -> Result) throws -> Result {
+        let fd: Int32
+        do {
+            fd = try lockedDescriptor(path)
+        } catch {
+            throw Failure(error: error)
+        }
+        // Closing the descriptor releases the lock, also when `body` throws.
+        defer { close(fd) }
+        return try body()
+    }
+
+    /// The lock could not be taken.
+    struct Failure: Error, CustomStringConvertible {
+        var error: SystemCallError
+        var description: String { "could not lock against other processes: \(error)" }
+    }
+
+    private static func lockedDescriptor(_ path: String) throws(SystemCallError) -> Int32 {
+        while true {
+            let fd = PosixFile.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600) }
+            guard fd >= 0 else {
+                throw SystemCallError(errno == ELOOP ? "open lock file (a link)" : "open lock file", path: path)
+            }
+            var info = stat()
+            guard fstat(fd, &info) == 0, PosixFile.fileType(info) == S_IFREG else {
+                close(fd)
+                throw SystemCallError("open lock file (not a regular file)", path: path, code: EINVAL)
+            }
+            guard PosixFile.retrying({ flock(fd, LOCK_EX) }) == 0 else {
+                let error = SystemCallError("flock", path: path)
+                close(fd)
+                throw error
+            }
+            var current = stat()
+            if lstat(path, &current) == 0, current.st_dev == info.st_dev, current.st_ino == info.st_ino {
+                return fd
+            }
+            // Removed or replaced while we waited: lock the file that is there now.
+            close(fd)
+        }
+    }
+}
