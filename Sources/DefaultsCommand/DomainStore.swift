@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Files) import Defaults
 import DefaultsPropertyList
 import Foundation
 
@@ -12,9 +12,9 @@ import Darwin
 
 /// Finds, reads and changes domains in the suites' directory.
 ///
-/// Reading never changes anything: the file is read and decoded here, without opening a suite, so
-/// that a damaged file is reported and left exactly where it is (a ``FileSuite`` moves such a
-/// file aside when it opens it). Changing opens a ``FileSuite`` on the file, which takes the
+/// Reading never changes anything: the file is read and decoded with the file layer ``FileSuite``
+/// stands on (`SuiteFile`), without opening a suite, so that a damaged file is reported and left
+/// exactly where it is (a ``FileSuite`` moves such a file aside when it opens it). Changing opens a ``FileSuite`` on the file, which takes the
 /// suite's lock, merges with what other processes wrote, and tells running applications.
 struct DomainStore {
     /// Where named domains live: `$XDG_CONFIG_HOME` or `~/.config`, as Foundation on Linux.
@@ -95,10 +95,6 @@ struct DomainStore {
         }
     }
 
-    /// How often a file that does not decode is read again before it is judged damaged: a
-    /// Foundation writer rewrites the file in place, so a reader can catch it half-written.
-    private static let readAttempts = 4
-
     /// Why a domain's file could not be read.
     struct ReadProblem: Error {
         var failure: CommandFailure
@@ -107,99 +103,47 @@ struct DomainStore {
         var isDamaged: Bool
     }
 
+    /// Reads `domain` through the file layer ``FileSuite`` stands on (the same bounds, retries and
+    /// judgement of damage), changing nothing.
     private func readResult(_ domain: Domain) -> Result<[String: Any]?, ReadProblem> {
-        let path = domain.fileURL(in: directory).path
-        var previous: Data?
-        var attempt = 0
-        while true {
-            attempt += 1
-            let data: Data
-            switch Self.readFile(path) {
-            case .absent:
-                return .success(nil)
-            case .failure(let reason):
-                return .failure(
-                    ReadProblem(
-                        failure: CommandFailure("Could not read domain \(domain.displayName): \(reason)"),
-                        isDamaged: false)
-                )
-            case .data(let read):
-                data = read
-            }
-            switch Self.decodeDictionary(data) {
-            case .success(let values):
-                return .success(values)
-            case .failure(let reason):
-                if attempt < Self.readAttempts, data != previous {
-                    previous = data
-                    usleep(20_000)
-                    continue
-                }
-                let message =
-                    "Could not read domain \(domain.displayName): \(path) is not a valid property list (\(reason)); it was left unchanged"
-                return .failure(ReadProblem(failure: CommandFailure(message), isDamaged: true))
-            }
+        let file = SuiteFile(url: domain.fileURL(in: directory))
+        func failure(_ message: String, isDamaged: Bool = false) -> Result<[String: Any]?, ReadProblem> {
+            .failure(
+                ReadProblem(
+                    failure: CommandFailure("Could not read domain \(domain.displayName): \(message)"),
+                    isDamaged: isDamaged))
+        }
+        switch file.read() {
+        case .values(let values, _):
+            return .success(values.mapValues(PlistValue.normalized))
+        case .absent:
+            return .success(nil)
+        case .notRegularFile(_, let kind):
+            return failure("\(file.path) is \(kind), not a property-list file")
+        case .unreadable(let reason):
+            return failure("\(file.path) could not be read: \(reason)")
+        case .damaged(_, let reason):
+            return failure(
+                "\(file.path) is not a valid property list (\(reason)); it was left unchanged", isDamaged: true)
         }
     }
 
-    private enum FileRead {
-        case absent
-        case data(Data)
-        case failure(String)
-    }
-
-    private static func readFile(_ path: String) -> FileRead {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return .absent }
-        if isDirectory.boolValue {
-            return .failure("\(path) is a directory, not a property-list file")
-        }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT { return .absent }
-            return .failure("\(path) could not be opened: \(String(cString: strerror(code)))")
-        }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            return .data(try handle.readToEnd() ?? Data())
-        } catch {
-            return .failure("\(path) could not be read: \(error.localizedDescription)")
-        }
-    }
-
-    /// Decodes a domain file: a property list (XML, binary or old-style text) holding a dictionary.
-    static func decodeDictionary(_ data: Data) -> Result<[String: Any], DecodingProblem> {
-        guard !data.isEmpty else { return .failure(DecodingProblem(reason: "the file is empty")) }
-        let object: Any
-        do {
-            object = try PropertyList.decode(data)
-        } catch {
-            return .failure(DecodingProblem(reason: error.description))
-        }
-        guard let values = PlistValue.dictionary(object) else {
-            return .failure(
-                DecodingProblem(reason: "its top level is \(PlistValue.typeName(object)), not a dictionary"))
-        }
-        return .success(values)
-    }
-
-    /// Why a file's bytes are not a domain.
-    struct DecodingProblem: Error, CustomStringConvertible {
-        var reason: String
-        var description: String { reason }
+    /// Decodes a property list given to `import`: a dictionary, as a domain file holds. Unlike a
+    /// domain file, empty input is refused, so that an empty pipe does not wipe a domain.
+    static func decodeDictionary(_ data: Data) -> Result<[String: Any], SuiteFile.DecodingProblem> {
+        guard !data.isEmpty else { return .failure(SuiteFile.DecodingProblem(description: "the input is empty")) }
+        return SuiteFile.decode(data).map { $0.mapValues(PlistValue.normalized) }
     }
 
     // MARK: Changing
 
-    /// Changes `domain`: checks that its file can be read, opens a suite on it, lets `edit` look at
-    /// the current values and say what to change, then writes and flushes. When anything fails,
-    /// nothing is written.
+    /// Changes `domain`: checks that its file can be read, opens a suite on it, and, holding the
+    /// suite's lock from the read to the write, lets `edit` look at the current values (as other
+    /// processes left them) and change them, then writes. When anything fails, nothing is written.
     ///
     /// The suite is opened without launch arguments (the command's own arguments are not
     /// settings) and with a coalescing delay far longer than the command runs, so that the only
-    /// write is the `flush()` here, which takes the suite's lock, merges with the file as other
-    /// processes left it, and writes atomically.
+    /// write is the one made holding the lock.
     ///
     /// - Parameter replacingDamaged: For commands that replace the whole domain (`import`,
     ///   `write domain '{…}'`, `delete domain`): a file that is not a property list does not stop
@@ -223,18 +167,21 @@ struct DomainStore {
             Output.printError("The damaged file \(suite.fileURL.path) was moved to \(backupURL.path)")
         }
         let problemCount = suite.problems.count
-        var values: [String: Any] = [:]
-        for (key, value) in suite.persistentValues() {
-            values[key] = PlistValue.normalized(value)
-        }
-        var changes = DomainEdit(values: values)
-        try edit(&changes)
-        for operation in changes.operations {
-            switch operation {
-            case .set(let key, let value): suite.set(value, forKey: key)
-            case .remove(let key): suite.set(nil, forKey: key)
-            case .removeAll: suite.removeAll()
+        // Read, edited and written holding the suite's lock: another process's change made
+        // meanwhile (another `defaults write d arr -array-add x`) is seen, not overwritten.
+        var failure: CommandFailure?
+        suite.modifyPersistentValues { values in
+            var changes = DomainEdit(values: values.mapValues(PlistValue.normalized))
+            do throws(CommandFailure) {
+                try edit(&changes)
+            } catch {
+                failure = error
+                return
             }
+            values = changes.values
+        }
+        if let failure {
+            throw failure
         }
         if let problem = suite.problems.dropFirst(problemCount).first {
             throw CommandFailure("Could not write domain \(domain.displayName): \(problem.message)")
@@ -248,6 +195,30 @@ struct DomainStore {
         }
     }
 
+    /// Removes `domain` (`defaults delete domain`): its file and lock file, leaving nothing behind
+    /// (for a link, the file it points to is emptied and the link kept). A damaged file is first
+    /// moved aside to a backup, reported on standard error.
+    func remove(_ domain: Domain) throws(CommandFailure) {
+        switch readResult(domain) {
+        case .success: break
+        case .failure(let problem):
+            guard problem.isDamaged else { throw problem.failure }
+            // Opening a suite moves the damaged file aside, as for any command replacing the domain.
+            let suite = openSuite(domain)
+            for problem in suite.problems {
+                guard let backupURL = problem.backupURL else {
+                    throw CommandFailure("Could not read domain \(domain.displayName): \(problem.message)")
+                }
+                Output.printError("The damaged file \(suite.fileURL.path) was moved to \(backupURL.path)")
+            }
+        }
+        do {
+            try SuiteFile(url: domain.fileURL(in: directory)).remove()
+        } catch {
+            throw CommandFailure("Could not delete domain \(domain.displayName): \(error)")
+        }
+    }
+
     /// A suite on `domain`'s file, without launch arguments.
     func openSuite(_ domain: Domain, coalescingDelay: Duration = .seconds(24 * 60 * 60)) -> FileSuite {
         FileSuite(
@@ -257,17 +228,10 @@ struct DomainStore {
     }
 }
 
-/// The changes a command makes to a domain, collected before any is made.
+/// The changes a command makes to a domain, made on a copy of its values read under the lock.
 struct DomainEdit {
-    enum Operation {
-        case set(String, Any)
-        case remove(String)
-        case removeAll
-    }
-
     /// The domain's values, with the changes so far made.
     private(set) var values: [String: Any]
-    private(set) var operations: [Operation] = []
 
     init(values: [String: Any]) {
         self.values = values
@@ -275,20 +239,14 @@ struct DomainEdit {
 
     mutating func set(_ value: Any, forKey key: String) {
         values[key] = value
-        operations.append(.set(key, value))
     }
 
     mutating func remove(_ key: String) {
         values[key] = nil
-        operations.append(.remove(key))
     }
 
     /// Replaces every value of the domain with `newValues`.
     mutating func replaceAll(with newValues: [String: Any]) {
-        values = [:]
-        operations.append(.removeAll)
-        for (key, value) in newValues.sorted(by: { $0.key < $1.key }) {
-            set(value, forKey: key)
-        }
+        values = newValues
     }
 }

@@ -1,7 +1,10 @@
 extension Defaults {
     /// Tells whether `name` can be used as a key name: ASCII, not starting with `@`, no `.`.
     ///
-    /// These are the rules of the Defaults library: `@` and `.` have meaning in key-value coding.
+    /// These are the rules of the Defaults library: `@` and `.` have meaning in key-value coding
+    /// (on Apple platforms, observing such a key does not work). A key created with a name that
+    /// breaks them works all the same: the problem is logged as a warning and listed in
+    /// ``KeyRegistry/nameProblems``, as Defaults warns and goes on.
     public static func isValidKeyName(_ name: String) -> Bool {
         KeyNameProblem(name) == nil
     }

@@ -20,8 +20,10 @@ extension Defaults {
         public let suite: any DefaultsSuite
 
         init(name: String, suite: any DefaultsSuite) {
+            // Defaults warns and goes on; so do we: a program whose key names break the rules
+            // still works, and the warning says what to fix.
             if let problem = Defaults.KeyNameProblem(name) {
-                preconditionFailure(problem.description)
+                Defaults.KeyRegistry.record(problem, suiteName: suite.name)
             }
             self.name = name
             self.suite = suite

@@ -6,8 +6,8 @@ struct Delete: ParsableCommand {
         commandName: "delete",
         abstract: "Delete a key, or every key of a domain.",
         discussion: """
-            Deleting a domain removes all of its keys; running applications see each key go. \
-            The emptied file stays (a domain with no keys is not listed and reads as absent).
+            Deleting a domain removes its file (and its lock file); running applications see each key \
+            go. A domain file that is a link keeps the link: the file it points to is emptied.
             """
     )
 
@@ -30,7 +30,7 @@ struct Delete: ParsableCommand {
         let notFound = CommandFailure("Domain (\(domain.displayName)) not found.\nDefaults have not been changed.")
         guard let key = arguments.first else {
             guard try store.exists(domain) else { throw notFound }
-            try store.change(domain, replacingDamaged: true) { edit in edit.replaceAll(with: [:]) }
+            try store.remove(domain)
             return
         }
         guard let values = try store.read(domain) else { throw notFound }

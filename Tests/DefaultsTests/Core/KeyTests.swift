@@ -135,12 +135,6 @@ struct KeyTests {
         #expect(message.contains("\"has.dot\""))
         #expect(message.contains("must not contain \".\""))
     }
-
-    @Test func invalidKeyNameStopsWithAMessage() async {
-        await #expect(processExitsWith: .failure) {
-            _ = Defaults.Key<Int>("bad.name", default: 0, suite: InMemorySuite())
-        }
-    }
 }
 
 /// A thread-safe counter for dynamic defaults.

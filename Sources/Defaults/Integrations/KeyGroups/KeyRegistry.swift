@@ -5,8 +5,10 @@ extension Defaults {
     ///
     /// Each ``Key`` reports itself when it is created (a `static let` key, when first used). Two keys
     /// with the same name in the same suite but different value types are a ``KeyConflict``: it is
-    /// logged through ``Defaults/logger`` and, in debug builds, stops the program with a message
-    /// that names both declarations:
+    /// logged as a warning through ``Defaults/logger``, with a message that names both
+    /// declarations, and listed in ``conflicts``. The program goes on, as with Defaults (code whose
+    /// setting changed type between releases does this, and each key then reads a value of the
+    /// other type as its default):
     ///
     /// ```text
     /// The key name "id" is used in suite "com.example.app" with different value types:
@@ -31,8 +33,7 @@ extension Defaults {
         }
 
         private static let entries = Mutex<[ObjectIdentifier: SuiteEntry]>([:])
-
-        @TaskLocal static var isFailingOnConflict = true
+        private static let namesBreakingRules = Mutex<[KeyNameProblem]>([])
 
         /// Every key declaration of suites that still exist, sorted by suite and name.
         public static var declarations: [KeyDeclaration] {
@@ -54,11 +55,30 @@ extension Defaults {
             entry(for: suite).map(conflicts(in:))?.sorted { $0.name < $1.name } ?? []
         }
 
-        /// Runs `body` with conflicts recorded and logged but not stopping a debug build: for tests
-        /// that declare colliding keys on purpose. Only keys created by `body` itself, on this
-        /// task, are affected.
+        /// Runs `body`. Conflicts never stop the program any more (they are logged and listed);
+        /// kept so that code written for earlier versions still builds.
+        @available(*, deprecated, message: "Conflicts are logged and listed, never fatal; call the body directly.")
         public static func withoutConflictFailures<Result>(_ body: () throws -> Result) rethrows -> Result {
-            try $isFailingOnConflict.withValue(false, operation: body)
+            try body()
+        }
+
+        /// Every key name that breaks the key-name rules (see ``Defaults/isValidKeyName(_:)``),
+        /// once per name, in the order the keys were created. Such keys work; each was logged as a
+        /// warning when created.
+        public static var nameProblems: [KeyNameProblem] {
+            namesBreakingRules.withLock { $0 }
+        }
+
+        /// Logs and lists a key name that breaks the rules, once per name.
+        static func record(_ problem: KeyNameProblem, suiteName: String) {
+            let isNew = namesBreakingRules.withLock { problems in
+                guard !problems.contains(problem) else { return false }
+                problems.append(problem)
+                return true
+            }
+            guard isNew else { return }
+            Defaults.logger.warning(
+                "\(problem.description)", metadata: ["key": "\(problem.name)", "suite": "\(suiteName)"])
         }
 
         /// Records a new key; reports a conflict with an earlier one.
@@ -88,13 +108,10 @@ extension Defaults {
                 return Self.conflict(named: key.name, suiteName: suite.name, among: list)
             }
             guard let conflict = newConflict else { return }
-            Defaults.logger.error(
+            Defaults.logger.warning(
                 "\(conflict.description)",
                 metadata: ["key": "\(conflict.name)", "suite": "\(conflict.suiteName)"]
             )
-            if isFailingOnConflict {
-                assertionFailure(conflict.description)
-            }
         }
 
         private static func liveEntries() -> [SuiteEntry] {

@@ -59,3 +59,31 @@ extension FileSuite {
         }
     }
 }
+
+extension FileSuite {
+    /// Lets `body` change the persistent values as a whole, holding the cross-process lock from
+    /// the read (of the file as other processes left it) to the write, which is done before this
+    /// returns. For tools that edit a suite as a whole (the `defaults` command); a write that fails
+    /// is reported and retried, as for ``modify(forKey:_:)``.
+    @_spi(Files) public func modifyPersistentValues(_ body: (inout [String: Any]) -> Void) {
+        synchronize { () -> Set<String> in
+            let old = persistentValues()
+            var new = old
+            body(&new)
+            var changes: [(key: String, object: Any?)] = []
+            for (key, value) in new where !PropertyListObject.isEqual(old[key], value) {
+                changes.append((key, Self.propertyListObject(value)))
+            }
+            for key in old.keys where new[key] == nil {
+                changes.append((key, nil))
+            }
+            let sent = PropertyListValues(changes)
+            return state.withLock { state in
+                for (key, object) in sent.values {
+                    state.pending.record(object, forKey: key)
+                }
+                return state.domains.setPersistent(sent.values)
+            }
+        }
+    }
+}

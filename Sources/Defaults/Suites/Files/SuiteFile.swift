@@ -93,6 +93,10 @@ import Darwin
     /// Why a file's bytes are not a suite.
     public struct DecodingProblem: Error, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// Decodes a suite file: a property list (XML, binary or old-style) whose top level is a
