@@ -19,7 +19,7 @@ struct EditTests {
         try sandbox.run("write", "com.example.other", "c", "3")
         let delete = try sandbox.run("delete", "com.example.demo")
         #expect(delete.status == 0, "\(delete)")
-        #expect(try sandbox.storedValues("com.example.demo").isEmpty)
+        #expect(sandbox.bytes("com.example.demo") == nil)
         // A domain with no keys is gone, as on macOS.
         let read = try sandbox.run("read", "com.example.demo")
         #expect(read.status == 1 && read.error == "Domain com.example.demo does not exist\n", "\(read)")

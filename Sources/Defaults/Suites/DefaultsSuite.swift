@@ -100,6 +100,24 @@ extension DefaultsSuite {
         self.changes.post(SuiteChange(keys: Set(changed)))
     }
 
+    /// The value of `key` if it is an array, as `UserDefaults.array(forKey:)` returns it: for
+    /// reading what a key stores (`[String]` of JSON for a range of a `Codable` type, as Defaults
+    /// stores it) from code that does not use the key.
+    public func array(forKey key: String) -> [Any]? {
+        object(forKey: key) as? [Any]
+    }
+
+    /// The value of `key` if it is a dictionary, as `UserDefaults.dictionary(forKey:)` returns it.
+    public func dictionary(forKey key: String) -> [String: Any]? {
+        object(forKey: key) as? [String: Any]
+    }
+
+    /// The value of `key` if it is a string, as `UserDefaults.string(forKey:)` returns it (without
+    /// converting numbers).
+    public func string(forKey key: String) -> String? {
+        object(forKey: key) as? String
+    }
+
     /// Reads or writes the value of a typed key in this suite.
     ///
     /// ```swift

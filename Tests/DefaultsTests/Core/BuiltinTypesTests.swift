@@ -2,7 +2,7 @@ import Defaults
 import Foundation
 import Testing
 
-/// Every built-in type survives a write and a read, in every kind of suite.
+/// Every built-in type survives a write and a read, in every kind of suite, a file suite included.
 @Suite("Built-in types")
 struct BuiltinTypesTests {
     enum Fruit: String, Defaults.Serializable {
@@ -41,7 +41,7 @@ struct BuiltinTypesTests {
         #expect(Defaults[again] == value, sourceLocation: sourceLocation)
     }
 
-    @Test(arguments: SuiteKind.allCases)
+    @Test(arguments: SuiteKind.withFileSuite)
     func integers(kind: SuiteKind) {
         let suite = kind.make()
         roundTrip(Int.min, default: 0, in: suite)
@@ -56,7 +56,7 @@ struct BuiltinTypesTests {
         roundTrip(UInt64.max, default: 0, in: suite)
     }
 
-    @Test(arguments: SuiteKind.allCases)
+    @Test(arguments: SuiteKind.withFileSuite)
     func floatingPoint(kind: SuiteKind) {
         let suite = kind.make()
         roundTrip(0.1, default: 0.0, in: suite)
@@ -65,7 +65,7 @@ struct BuiltinTypesTests {
         roundTrip(Double.infinity, default: 0, in: suite)
     }
 
-    @Test(arguments: SuiteKind.allCases)
+    @Test(arguments: SuiteKind.withFileSuite)
     func scalars(kind: SuiteKind) {
         let suite = kind.make()
         roundTrip(true, default: false, in: suite)
@@ -77,7 +77,7 @@ struct BuiltinTypesTests {
         roundTrip(UUID(), default: UUID(), in: suite)
     }
 
-    @Test(arguments: SuiteKind.allCases)
+    @Test(arguments: SuiteKind.withFileSuite)
     func rangesEnumsAndCoding(kind: SuiteKind) {
         let suite = kind.make()
         roundTrip(1..<10, default: 0..<1, in: suite)
@@ -87,7 +87,7 @@ struct BuiltinTypesTests {
         roundTrip(Point(x: 1, y: -2), default: Point(x: 0, y: 0), in: suite)
     }
 
-    @Test(arguments: SuiteKind.allCases)
+    @Test(arguments: SuiteKind.withFileSuite)
     func secureCoding(kind: SuiteKind) {
         let suite = kind.make()
         let key = Defaults.Key<Secret?>("secret", suite: suite)
@@ -109,7 +109,7 @@ struct BuiltinTypesTests {
         #endif
     }
 
-    @Test(arguments: SuiteKind.allCases)
+    @Test(arguments: SuiteKind.withFileSuite)
     func optionalsAndCollections(kind: SuiteKind) {
         let suite = kind.make()
         roundTrip(Int?.some(3), default: nil, in: suite)
@@ -121,7 +121,7 @@ struct BuiltinTypesTests {
         roundTrip([Fruit.apple: 1].mapKeys(\.rawValue), default: [:], in: suite)
     }
 
-    @Test(arguments: SuiteKind.allCases)
+    @Test(arguments: SuiteKind.withFileSuite)
     func storedForms(kind: SuiteKind) {
         let suite = kind.make()
         // What lands in the suite is plain property-list data other programs can read.

@@ -52,8 +52,8 @@ struct FileSuiteCrashTests {
             }
             durable = last
         }
-        // Most rounds are killed while writing; some writes were durable but not yet acknowledged.
-        #expect(totalAcknowledged >= 200)
+        // How many writes were acknowledged depends on how busy the machine is; the property
+        // checked above does not.
         print(
             "R2: \(totalAcknowledged) acknowledged writes in 200 rounds; \(roundsKilledMidWrite) kills landed after a write was durable but before its acknowledgement"
         )

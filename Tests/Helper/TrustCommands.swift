@@ -1,0 +1,65 @@
+@_spi(Testing) import Defaults
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Commands for the trust tests: a value set just before a termination signal, increments from
+/// several processes at once, and suites opened over files that are not regular files.
+enum TrustCommands {
+    /// `trust-set-then-return DIR NAME KEY VALUE`: opens a suite in a function, sets KEY without
+    /// flushing, prints `ready`, sleeps until a signal interrupts the sleep, then returns from the
+    /// function (releasing the suite) and from `main`, racing the termination-signal handler.
+    static func setThenReturn(_ arguments: [String]) {
+        acceptTerminationSignals()
+        setAndSleep(arguments)
+    }
+
+    private static func setAndSleep(_ arguments: [String]) {
+        let suite = FileSuiteCommands.suite(arguments)
+        suite.set(arguments[3], forKey: arguments[2])
+        FileSuiteCommands.printFlushed("ready")
+        // Returns early when the signal arrives: its handler is installed with SA_RESTART, but
+        // `sleep` is not restarted.
+        sleep(30)
+    }
+
+    /// Starts as a process launched from a shell does: the test runner spawns this from a thread
+    /// that blocks signals, and a non-interactive shell ignores SIGINT in background jobs.
+    static func acceptTerminationSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for number in [SIGTERM, SIGINT] {
+            sigaddset(&signals, number)
+            signal(number, SIG_DFL)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
+    /// `trust-increment DIR NAME KEY COUNT`: adds 1 to the integer KEY, COUNT times, each with
+    /// `Defaults.modify`, then prints `ok`.
+    static func increment(_ arguments: [String]) {
+        let suite = FileSuiteCommands.suite(arguments)
+        let key = Defaults.Key<Int>(arguments[2], default: 0, suite: suite)
+        guard let count = Int(arguments[3]) else { FileSuiteCommands.fail("bad count") }
+        for _ in 0..<count {
+            Defaults.modify(key) { $0 += 1 }
+        }
+        guard suite.problems.isEmpty else { FileSuiteCommands.fail("\(suite.problems)") }
+        FileSuiteCommands.printFlushed("ok")
+    }
+
+    /// `trust-open DIR NAME`: opens the suite, sets `key` in memory, and prints each problem's
+    /// kind and message, then the value read back.
+    static func open(_ arguments: [String]) {
+        let suite = FileSuiteCommands.suite(arguments)
+        suite.set("in memory", forKey: "key")
+        for problem in suite.problems {
+            FileSuiteCommands.printFlushed("problem \(problem.kind): \(problem.message)")
+        }
+        FileSuiteCommands.printFlushed("value: \(suite.object(forKey: "key") as? String ?? "(absent)")")
+    }
+}
