@@ -233,10 +233,6 @@ struct DomainEdit {
     /// The domain's values, with the changes so far made.
     private(set) var values: [String: Any]
 
-    init(values: [String: Any]) {
-        self.values = values
-    }
-
     mutating func set(_ value: Any, forKey key: String) {
         values[key] = value
     }

@@ -28,7 +28,11 @@ struct FileSuiteRecoveryTests {
             name: "corrupt XML",
             bytes: Array("<?xml version=\"1.0\"?><plist><dict><key>volume</key><integr>3</dict></plist>".utf8)),
         DamagedFile(name: "truncated", bytes: Array(validFile.prefix(validFile.count / 2))),
-        DamagedFile(name: "empty", bytes: []),
+        // An empty file is an empty suite, not a damaged one (Trust.EmptyFileTests).
+        DamagedFile(
+            name: "invalid UTF-8",
+            bytes: Array("<plist><dict><key>name</key><string>".utf8) + [0xC3, 0x28]
+                + Array("</string></dict></plist>".utf8)),
         DamagedFile(
             name: "binary garbage", bytes: (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }),
         DamagedFile(

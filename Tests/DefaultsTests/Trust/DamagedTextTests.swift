@@ -20,8 +20,12 @@ extension Trust {
         @Test func decoderRefusesInvalidUTF8() throws {
             #expect(throws: PropertyListError.self) { try PropertyList.decode(Self.latin1Plist) }
             // Old-style text and UTF-16 text too.
-            #expect(throws: PropertyListError.self) { try PropertyList.decode(Data([0x7B, 0x61, 0x3D, 0xFF, 0x3B, 0x7D])) }
-            #expect(throws: PropertyListError.self) { try PropertyList.decode(Data([0xFF, 0xFE, 0x00, 0xD8, 0x41, 0x00])) }
+            #expect(throws: PropertyListError.self) {
+                try PropertyList.decode(Data([0x7B, 0x61, 0x3D, 0xFF, 0x3B, 0x7D]))
+            }
+            #expect(throws: PropertyListError.self) {
+                try PropertyList.decode(Data([0xFF, 0xFE, 0x00, 0xD8, 0x41, 0x00]))
+            }
             // Valid UTF-8 beyond ASCII still reads.
             #expect(try PropertyList.decode(Data("{ a = \"café 🎉\"; }".utf8)) as? [String: String] == ["a": "café 🎉"])
         }

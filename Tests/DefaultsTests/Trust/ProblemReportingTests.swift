@@ -9,6 +9,14 @@ extension Trust {
     @Suite struct ProblemReportingTests {
         final class Calls: Sendable {
             let count = Mutex(0)
+
+            /// Counts a call; whether it is the first.
+            func isFirst() -> Bool {
+                count.withLock { count in
+                    count += 1
+                    return count == 1
+                }
+            }
         }
 
         /// Runs `body` on another thread; `false` if it has not finished after a generous time
@@ -26,9 +34,9 @@ extension Trust {
             let directory = try FileSuiteTemporaryDirectory()
             let suite = directory.suite(coalescingDelay: .seconds(3600))
             let calls = Calls()
-            suite.onProblem = { [suite] _ in
+            suite.onProblem = { [weak suite] _ in
                 // Once: a flush that fails again reports again.
-                guard calls.count.withLock({ $0 += 1; return $0 }) == 1 else { return }
+                guard calls.isFirst(), let suite else { return }
                 try? suite.flush()
                 suite.reload()
             }
@@ -43,8 +51,8 @@ extension Trust {
             let directory = try FileSuiteTemporaryDirectory()
             let suite = directory.suite()
             let calls = Calls()
-            suite.onProblem = { [suite] _ in
-                guard calls.count.withLock({ $0 += 1; return $0 }) == 1 else { return }
+            suite.onProblem = { [weak suite] _ in
+                guard calls.isFirst(), let suite else { return }
                 try? suite.flush()
                 suite.reload()
             }

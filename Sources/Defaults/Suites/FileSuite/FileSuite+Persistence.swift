@@ -42,7 +42,10 @@ extension FileSuite {
     /// there are none. On failure the changes stay pending (a retry is scheduled), the problem is
     /// reported, and the error is thrown.
     func writePending() throws {
-        guard state.withLock({ !$0.pending.isEmpty }) else { return }
+        // Taking `io` first waits for a write in progress on another thread (which holds it), so
+        // that a flush with nothing left pending still returns only once that write is durable.
+        let hasPending = io.withLock { _ in state.withLock { !$0.pending.isEmpty } }
+        guard hasPending else { return }
         if let error = synchronize() {
             throw error
         }
@@ -73,7 +76,7 @@ extension FileSuite {
                 return error
             } catch {
                 return SuiteError(
-                    suite: name, kind: error is SuiteFileLock.Failure ? .lockFailed : .writeFailed, fileURL: fileURL,
+                    suite: name, kind: Self.kind(of: error), fileURL: fileURL,
                     message:
                         "could not write \(file.path): \(error); the values stay in memory and are written at the next flush"
                 )
@@ -91,6 +94,13 @@ extension FileSuite {
         changes.post(SuiteChange(keys: changedByOthers, origin: .otherProcess))
         changes.post(SuiteChange(keys: changedByEdit))
         return failure
+    }
+
+    /// A lock that failed or was refused (a link in the lock file's place) is a lock problem; a
+    /// lock file that cannot be created is an unwritable directory, a write problem.
+    private static func kind(of error: any Error) -> SuiteError.Kind {
+        guard let failure = error as? SuiteFileLock.Failure, !failure.isUncreatable else { return .writeFailed }
+        return .lockFailed
     }
 
     /// Reads the file if another process changed it since this one read or wrote it, and makes

@@ -44,7 +44,8 @@ enum AtomicFileWrite {
         defer { free(resolved) }
         let target = String(cString: resolved)
         guard let targetInfo = try PosixFile.linkStatus(target), PosixFile.fileType(targetInfo) == S_IFREG else {
-            throw FileRefusal(description: "\(path) is a link to \(target), which is not a regular file; it is left in place")
+            throw FileRefusal(
+                description: "\(path) is a link to \(target), which is not a regular file; it is left in place")
         }
         guard targetInfo.st_uid == geteuid() else {
             throw FileRefusal(

@@ -30,7 +30,7 @@ enum SuiteFileLock {
         do {
             fd = try lockedDescriptor(path)
         } catch {
-            throw Failure(error: error)
+            throw Failure(error: error, isUncreatable: error.operation == uncreatable)
         }
         // Closing the descriptor releases the lock, also when `body` throws.
         defer { close(fd) }
@@ -40,14 +40,19 @@ enum SuiteFileLock {
     /// The lock could not be taken.
     struct Failure: Error, CustomStringConvertible {
         var error: SystemCallError
+        /// The lock file could not be created, as no file can be in an unwritable directory (as
+        /// opposed to a lock file that is a link, or a lock that failed).
+        var isUncreatable: Bool
         var description: String { "could not lock against other processes: \(error)" }
     }
+
+    private static let uncreatable = "create lock file"
 
     private static func lockedDescriptor(_ path: String) throws(SystemCallError) -> Int32 {
         while true {
             let fd = PosixFile.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600) }
             guard fd >= 0 else {
-                throw SystemCallError(errno == ELOOP ? "open lock file (a link)" : "open lock file", path: path)
+                throw SystemCallError(errno == ELOOP ? "open lock file (a link)" : uncreatable, path: path)
             }
             var info = stat()
             guard fstat(fd, &info) == 0, PosixFile.fileType(info) == S_IFREG else {
