@@ -41,6 +41,19 @@ extension Trust {
             #expect(leftovers == ["test.plist"])
         }
 
+        /// Another writer of the target (here a suite opened on it directly) is seen through the link.
+        @Test func writesToTheTargetAreSeen() async throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let (target, _, config) = try linkedSetup(directory)
+            let linked = FileSuite(name: "test", directory: config, arguments: [])
+            let recorder = FileSuiteChangeRecorder(linked)
+            let direct = FileSuite(fileURL: target, arguments: [])
+            direct.set("from the target", forKey: "other")
+            try direct.flush()
+            #expect(await recorder.wait { $0.keys.contains("other") })
+            #expect(linked.object(forKey: "other") as? String == "from the target")
+        }
+
         @Test(.enabled(if: geteuid() == 0, "only root can give a file to another user"))
         func linkToAnotherUsersFileIsNotWritten() throws {
             let directory = try FileSuiteTemporaryDirectory()

@@ -12,15 +12,24 @@ import Darwin
 
 extension FileSuite {
     /// Starts watching the file's directory for other processes' writes, once the directory
-    /// exists (it is created on first write otherwise, and watching starts then).
+    /// exists (it is created on first write otherwise, and watching starts then). For a suite file
+    /// that is a link, the directory of the file it points to is watched too: writers replace that
+    /// file, not the link.
     func startWatching() {
-        watcher.withLock { watcher in
-            guard watcher == nil else { return }
+        watchers.withLock { watchers in
+            guard watchers.isEmpty else { return }
             // Foundation creates the directory on its first write; creating it now lets the watcher
             // see that write. Failing here is fine: the first write of this suite reports why.
             try? PosixFile.makeDirectory(file.directory)
-            watcher = FileWatcher(directory: file.directory, fileName: file.fileName) { [weak self] in
-                self?.reloadIfChanged()
+            var watched = [(file.directory, file.fileName)]
+            if let target = try? AtomicFileWrite.target(of: file.path), target != file.path {
+                watched.append(((target as NSString).deletingLastPathComponent, (target as NSString).lastPathComponent))
+            }
+            for (directory, name) in watched {
+                let watcher = FileWatcher(directory: directory, fileName: name) { [weak self] in
+                    self?.reloadIfChanged()
+                }
+                watchers += watcher.map { [$0] } ?? []
             }
         }
     }

@@ -63,7 +63,7 @@ public final class FileSuite: DefaultsSuite {
     /// Serializes this process's disk I/O for the suite (writes and reloads), so that a reload
     /// cannot apply a file older than one this process has just written.
     let io = Mutex(IOState())
-    let watcher = Mutex<FileWatcher?>(nil)
+    let watchers = Mutex<[FileWatcher]>([])
     let problemHandler = Mutex<(@Sendable (SuiteError) -> Void)?>(nil)
 
     struct State {
@@ -185,7 +185,11 @@ public final class FileSuite: DefaultsSuite {
     deinit {
         // Nothing to write here: a suite with pending changes is kept alive by its write timer
         // until they are on disk (see `scheduleWrite(after:)`).
-        watcher.withLock { $0?.stop() }
+        watchers.withLock { watchers in
+            for watcher in watchers {
+                watcher.stop()
+            }
+        }
     }
 
     // MARK: DefaultsSuite
@@ -270,7 +274,8 @@ public final class FileSuite: DefaultsSuite {
 
     /// Called with each problem as it happens, on the thread that met it (a write, the watcher,
     /// ``flush()``), once the suite's locks are released: the handler may call ``flush()`` or
-    /// ``reload()``. Problems found while opening the suite are in ``problems``.
+    /// ``reload()`` (a flush that fails again reports again, so do not flush at every call).
+    /// Problems found while opening the suite are in ``problems``.
     public var onProblem: (@Sendable (SuiteError) -> Void)? {
         get { problemHandler.withLock { $0 } }
         set { problemHandler.withLock { $0 = newValue } }
