@@ -25,7 +25,8 @@ extension Defaults {
     public static func modify<Value: Serializable, Result, Failure: Error>(
         _ key: Key<Value>, _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try key.suite.modify(forKey: key.name) { (object: inout Any?) throws(Failure) -> Result in
+        var isUnserializable = false
+        let result = try key.suite.modify(forKey: key.name) { (object: inout Any?) throws(Failure) -> Result in
             var value = key.value(fromStored: object)
             let result = try body(&value)
             if let optional = value as? any OptionalProtocol, optional.isNil {
@@ -33,9 +34,14 @@ extension Defaults {
             } else if let serialized = Value.bridge.serialize(value) {
                 object = serialized
             } else {
-                key.reportUnserializable(in: key.suite)
+                isUnserializable = true
             }
             return result
         }
+        // Logged once the suite's locks are released, so that a log handler may use the suite.
+        if isUnserializable {
+            key.reportUnserializable(in: key.suite)
+        }
+        return result
     }
 }
