@@ -13,8 +13,28 @@ extension FileSuite {
     }
 
     /// The file Foundation uses for the suite `name` in `directory`: `<directory>/<name>.plist`.
+    ///
+    /// A name that cannot name a file (empty, `.`, `..`, or holding `/` or NUL) is escaped, as in
+    /// a URL (`a/b` is `a%2Fb.plist`), so that it still names a file in `directory`.
     public static func fileURL(forName name: String, in directory: URL = defaultDirectory) -> URL {
-        directory.appendingPathComponent(name + ".plist", isDirectory: false)
+        directory.appendingPathComponent(fileName(forName: name), isDirectory: false)
+    }
+
+    /// `<name>.plist`, with the name escaped if it cannot name a file: `/` and NUL as `%2F` and
+    /// `%00`, the dots of `.` and `..` as `%2E`, and an empty name as `%`.
+    static func fileName(forName name: String) -> String {
+        guard nameProblem(name) != nil else { return name + ".plist" }
+        if name.isEmpty { return "%.plist" }
+        if name == "." || name == ".." { return String(repeating: "%2E", count: name.count) + ".plist" }
+        var escaped = ""
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "/": escaped += "%2F"
+            case "\0": escaped += "%00"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + ".plist"
     }
 
     /// Why a suite name cannot name a file, or `nil` when it can.

@@ -111,7 +111,9 @@ public final class FileSuite: DefaultsSuite {
     ///   - arguments: Launch arguments for the arguments domain (`["-volume", "3"]`); `nil` for the
     ///     process's own.
     ///   - coalescingDelay: How long writes wait to be written together.
-    /// - Precondition: `name` can name a file: not empty, no `/`.
+    ///
+    /// A name that cannot name a file (empty, `.`, `..`, or holding `/` or NUL) is escaped (see
+    /// ``fileURL(forName:in:)``) and a warning is logged: the suite works all the same.
     public convenience init(
         name: String,
         directory: URL? = nil,
@@ -119,8 +121,9 @@ public final class FileSuite: DefaultsSuite {
         coalescingDelay: Duration = FileSuite.defaultCoalescingDelay
     ) {
         if let problem = Self.nameProblem(name) {
-            preconditionFailure(
-                "The suite name \"\(name)\" is not valid: \(problem). Use a name such as com.example.app.")
+            Defaults.logger.warning(
+                "The suite name \"\(name)\" cannot name a file: \(problem). It is stored as \(Self.fileName(forName: name)); use a name such as com.example.app."
+            )
         }
         self.init(
             fileURL: Self.fileURL(forName: name, in: directory ?? Self.defaultDirectory),
