@@ -38,6 +38,10 @@ public enum PropertyList {
 
     /// Detects the format (binary `bplist00`, XML, or old-style text) and decodes.
     ///
+    /// Text that is not valid UTF-8 (or UTF-16, after a byte order mark) is refused, as
+    /// Foundation refuses it, rather than repaired to U+FFFD: a repaired value written back would
+    /// lose the original bytes.
+    ///
     /// - Throws: ``PropertyListError`` with the byte offset (and line, for text)
     ///   of the problem. Malformed or hostile input never crashes or hangs.
     public static func decode(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
@@ -60,9 +64,9 @@ public enum PropertyList {
 
     /// Decodes a binary (`bplist00`) property list.
     ///
-    /// Every offset, count and reference is bounds-checked; cycles and
-    /// reference graphs that expand to far more values than the file could
-    /// hold are rejected.
+    /// Every offset, count and reference is bounds-checked; cycles are rejected, and so are
+    /// reference graphs whose decoded size (values, and the bytes of strings and data counted at
+    /// every reference) is far beyond the file's, so that a small file cannot expand to gigabytes.
     public static func decodeBinary(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
         try withBytes(data) { (bytes) throws(PropertyListError) -> Any in try BinaryReader.decode(bytes) }
     }

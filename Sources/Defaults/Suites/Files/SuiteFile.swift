@@ -22,7 +22,7 @@ import Darwin
     public let directory: String
     /// The file's name.
     public let fileName: String
-    /// The sidecar file writers lock (see ``SuiteFileLock`` for why not the property list).
+    /// The sidecar file writers lock (see `SuiteFileLock` for why not the property list).
     let lockPath: String
 
     public init(url: URL) {
@@ -123,7 +123,7 @@ import Darwin
 
     /// Runs `body` holding the lock other writers of this file take, creating the directory first.
     ///
-    /// - Throws: ``SuiteFileLock/Failure`` or ``SystemCallError`` when the directory cannot be
+    /// - Throws: `SuiteFileLock.Failure` or `SystemCallError` when the directory cannot be
     ///   made or the lock taken; what `body` throws otherwise.
     func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         try PosixFile.makeDirectory(directory)
