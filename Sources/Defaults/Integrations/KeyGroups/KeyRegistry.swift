@@ -55,9 +55,8 @@ extension Defaults {
             entry(for: suite).map(conflicts(in:))?.sorted { $0.name < $1.name } ?? []
         }
 
-        /// Runs `body`. Conflicts never stop the program any more (they are logged and listed);
-        /// kept so that code written for earlier versions still builds.
-        @available(*, deprecated, message: "Conflicts are logged and listed, never fatal; call the body directly.")
+        /// Runs `body`. Conflicts never stop the program (they are logged and listed), so there is
+        /// nothing to turn off; kept so that code written for earlier versions still builds.
         public static func withoutConflictFailures<Result>(_ body: () throws -> Result) rethrows -> Result {
             try body()
         }
