@@ -23,8 +23,8 @@ import Synchronization
 /// - **Conversions** follow swift-configuration's property-list file provider; see
 ///   ``DefaultsSnapshot``.
 /// - **Snapshots** capture the suite's values at one moment; **watching** follows the suite's
-///   change stream, ``Defaults/SuiteChangeCenter``, so changes made by this process and, for a
-///   ``Defaults/FileSuite``, by any other process reach `watch` callers.
+///   change stream, `SuiteChangeCenter`, so changes made by this process and, for a
+///   `FileSuite`, by any other process reach `watch` callers.
 public final class DefaultsProvider: Sendable {
     /// The suite whose values this provider reads.
     public let suite: any DefaultsSuite
