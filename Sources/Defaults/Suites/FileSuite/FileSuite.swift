@@ -54,6 +54,7 @@ public final class FileSuite: DefaultsSuite {
     let io = Mutex(IOState())
     let watcher = Mutex<FileWatcher?>(nil)
     let problemHandler = Mutex<(@Sendable (SuiteError) -> Void)?>(nil)
+    let administrator: AdministratorLayers
 
     struct State {
         var domains: SuiteDomains
@@ -84,7 +85,8 @@ public final class FileSuite: DefaultsSuite {
         name: Defaults.standardSuiteName,
         arguments: nil,
         coalescingDelay: defaultCoalescingDelay,
-        mirrorsRegistration: true
+        mirrorsRegistration: true,
+        administratorDirectories: defaultAdministratorDirectories
     )
 
     /// How long writes are collected before they are written together, unless given.
@@ -99,12 +101,16 @@ public final class FileSuite: DefaultsSuite {
     ///   - arguments: Launch arguments for the arguments domain (`["-volume", "3"]`); `nil` for the
     ///     process's own.
     ///   - coalescingDelay: How long writes wait to be written together.
+    ///   - administratorDirectories: Where the administrator's `<name>.plist` (vendor defaults)
+    ///     and `managed/<name>.plist` (enforced values) are, the first winning;
+    ///     ``defaultAdministratorDirectories`` (`XDG_CONFIG_DIRS`) unless given.
     /// - Precondition: `name` can name a file: not empty, no `/`.
     public convenience init(
         name: String,
         directory: URL? = nil,
         arguments: [String]? = nil,
-        coalescingDelay: Duration = FileSuite.defaultCoalescingDelay
+        coalescingDelay: Duration = FileSuite.defaultCoalescingDelay,
+        administratorDirectories: [URL]? = nil
     ) {
         if let problem = Self.nameProblem(name) {
             preconditionFailure(
@@ -115,7 +121,8 @@ public final class FileSuite: DefaultsSuite {
             name: name,
             arguments: arguments,
             coalescingDelay: coalescingDelay,
-            mirrorsRegistration: false
+            mirrorsRegistration: false,
+            administratorDirectories: administratorDirectories ?? Self.defaultAdministratorDirectories
         )
     }
 
@@ -141,7 +148,10 @@ public final class FileSuite: DefaultsSuite {
         )
     }
 
-    init(fileURL: URL, name: String?, arguments: [String]?, coalescingDelay: Duration, mirrorsRegistration: Bool) {
+    init(
+        fileURL: URL, name: String?, arguments: [String]?, coalescingDelay: Duration, mirrorsRegistration: Bool,
+        administratorDirectories: [URL] = []
+    ) {
         let location = FileSuiteLocation(fileURL: fileURL)
         self.location = location
         self.fileURL = URL(fileURLWithPath: location.path, isDirectory: false)
@@ -151,18 +161,23 @@ public final class FileSuite: DefaultsSuite {
         self.mirrorsRegistrationToStandardUserDefaults = mirrorsRegistration
         let launchArguments = arguments ?? Array(ProcessInfo.processInfo.arguments.dropFirst())
         let loaded = Self.load(location, suiteName: self.name, fileURL: self.fileURL)
+        administrator = AdministratorLayers(directories: administratorDirectories, suiteName: self.name)
+        let layers = administrator.load()
         state = Mutex(
             State(
-                domains: SuiteDomains(arguments: ArgumentsDomain.parse(launchArguments), persistent: loaded.values),
+                domains: SuiteDomains(
+                    managed: layers.managed.values, arguments: ArgumentsDomain.parse(launchArguments),
+                    persistent: loaded.values, vendor: layers.vendor.values),
                 loadedIdentity: loaded.identity
             )
         )
-        for problem in loaded.problems {
+        for problem in loaded.problems + layers.problems {
             report(problem)
         }
         SuiteRegistry.add(self)
         TerminationSignals.installIfDefault()
         startWatching()
+        startWatchingAdministratorLayers()
     }
 
     deinit {
@@ -179,6 +194,7 @@ public final class FileSuite: DefaultsSuite {
     }
 
     public func set(_ object: Any?, forKey key: String) {
+        if refuseManagedWrite(key) { return }
         let value: Any?
         if let object {
             guard let normalized = Self.propertyListObject(object) else {

@@ -1,0 +1,42 @@
+import ArgumentParser
+
+/// `defaults read-source domain key`: where the value a program reads comes from.
+struct ReadSource: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read-source",
+        abstract: "Print where a key's value comes from, and its file.",
+        discussion: """
+            Prints `managed <file>` (enforced by the administrator in <dir>/managed/<domain>.plist \
+            of XDG_CONFIG_DIRS), `user <file>` (the user's own file) or `vendor <file>` (the \
+            administrator's default in <dir>/<domain>.plist), the first that holds the key. A key in \
+            none of them is read from a program's launch arguments or its defaults in code, which \
+            only the program knows: the library's FileSuite.valueSource(forKey:) tells those too.
+            """
+    )
+
+    @OptionGroup var selection: DomainSelection
+
+    @Argument(
+        help: ArgumentHelp("The domain (unless -g or --path is given), then the key.", valueName: "domain> <key"),
+        completion: .custom(completeDomainNames)
+    )
+    var arguments: [String] = []
+
+    func run() throws {
+        let (domain, key) = try selection.requireDomain(
+            andOne: "key", from: arguments, usage: "defaults read-source <domain> <key>")
+        let store = DomainStore()
+        if let suite = DomainAdministration.suite(domain, in: store) {
+            guard let source = suite.valueSource(forKey: key) else {
+                throw CommandFailure.pairDoesNotExist(domain, key: key)
+            }
+            Output.print(source.description)
+        } else {
+            // The global domain and files given by path have only the user's layer.
+            guard try store.read(domain)?[key] != nil else {
+                throw CommandFailure.pairDoesNotExist(domain, key: key)
+            }
+            Output.print("user \(domain.fileURL(in: store.directory).path)")
+        }
+    }
+}
