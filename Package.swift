@@ -92,7 +92,7 @@ let package = Package(
         // gets it built.
         .testTarget(
             name: "DefaultsConfigurationTests",
-            dependencies: ["DefaultsConfiguration", "Defaults", "DefaultsCommand"]
+            dependencies: ["DefaultsConfiguration", "Defaults", "DefaultsCommand", "DefaultsPropertyList"]
         ),
         .testTarget(
             name: "DefaultsMacrosTests",

@@ -2,23 +2,22 @@ import Defaults
 import Foundation
 
 /// The administrator's layers of a named domain (`<dir>/<name>.plist` and
-/// `<dir>/managed/<name>.plist` for each directory of `XDG_CONFIG_DIRS`), as the library resolves
-/// them. The global domain and files given by path have none.
+/// `<dir>/managed/<name>.plist` for each directory of `XDG_CONFIG_DIRS`). The global domain and
+/// files given by path have none. The files are read without opening a suite on the domain, which
+/// would move a damaged user file aside.
 enum DomainAdministration {
-    /// A suite on a named domain with its administrator's layers, without launch arguments; `nil`
-    /// for other domains.
-    static func suite(_ domain: Domain, in store: DomainStore) -> FileSuite? {
-        guard case .named(let name) = domain else { return nil }
-        return FileSuite(name: name, directory: store.directory, arguments: [], coalescingDelay: .seconds(24 * 60 * 60))
+    /// The managed and vendor files that hold `key` for `domain`.
+    static func files(forKey key: String, in domain: Domain) -> (managed: URL?, vendor: URL?) {
+        guard case .named(let name) = domain else { return (nil, nil) }
+        return FileSuite.administratorFiles(forKey: key, suiteName: name)
     }
 
     /// Refuses a write of `key` when the administrator enforces its value, naming the managed file:
     /// the write would be stored and never read.
     static func refuseWrite(of key: String, in domain: Domain) throws(CommandFailure) {
-        guard let suite = suite(domain, in: DomainStore()), case .managed(let file) = suite.valueSource(forKey: key)
-        else { return }
+        guard let managed = files(forKey: key, in: domain).managed else { return }
         throw CommandFailure(
-            "The key \(key) of \(domain.displayName) is managed by the administrator in \(file.path); "
+            "The key \(key) of \(domain.displayName) is managed by the administrator in \(managed.path); "
                 + "it was not written")
     }
 }

@@ -17,9 +17,10 @@ import Synchronization
 ///   `timeout` inside the dictionary stored under `http`. A stored key that itself contains dots
 ///   (`http.timeout` at the top level) is found too, when no nested value answers.
 /// - **Values** are the suite's persistent values: what the user (or a program, or the `defaults`
-///   command) stored. Registered defaults, the defaults declared in code, are left to the reader's
-///   `default:` arguments, and launch arguments to swift-configuration's own command-line provider,
-///   so that neither shadows a provider below this one.
+///   command) stored; for a `FileSuite`, layered between the administrator's vendor defaults
+///   (below) and managed values (above). Registered defaults, the defaults declared in code, are
+///   left to the reader's `default:` arguments, and launch arguments to swift-configuration's own
+///   command-line provider, so that neither shadows a provider below this one.
 /// - **Conversions** follow swift-configuration's property-list file provider; see
 ///   ``DefaultsSnapshot``.
 /// - **Snapshots** capture the suite's values at one moment; **watching** follows the suite's
@@ -98,8 +99,16 @@ extension DefaultsProvider: ConfigProvider {
 
 extension DefaultsProvider {
     func currentSnapshot() -> DefaultsSnapshot {
-        DefaultsSnapshot(
-            values: suite.persistentValues(),
+        var values = suite.persistentValues()
+        if let fileSuite = suite as? FileSuite {
+            let administrator = fileSuite.administratorValues()
+            if !administrator.vendor.isEmpty || !administrator.managed.isEmpty {
+                values = administrator.vendor.merging(values) { _, user in user }
+                    .merging(administrator.managed) { _, managed in managed }
+            }
+        }
+        return DefaultsSnapshot(
+            values: values,
             providerName: providerName,
             secretsSpecifier: secretsSpecifier
         )

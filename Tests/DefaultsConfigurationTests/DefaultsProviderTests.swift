@@ -1,6 +1,7 @@
 import Configuration
 import Defaults
 import DefaultsConfiguration
+import DefaultsPropertyList
 import Foundation
 import Testing
 
@@ -102,5 +103,40 @@ struct DefaultsProviderKeyTests {
         #expect(token.value?.isSecret == true)
         #expect(user.value?.isSecret == false)
         #expect(token.value?.description.contains("s3cret") == false)
+    }
+}
+
+@Suite("DefaultsProvider over a file suite's administrator layers")
+struct DefaultsProviderAdministratorTests {
+    @Test("Managed values win over the user's, the user's over the vendor's; a change to them is watched")
+    func layers() async throws {
+        let sandbox = try ProviderSandbox()
+        let administrator = sandbox.directory.appendingPathComponent("xdg", isDirectory: true)
+        let managed = administrator.appendingPathComponent("managed", isDirectory: true)
+        try FileManager.default.createDirectory(at: managed, withIntermediateDirectories: true)
+        try PropertyList.encodeXML(["http": ["timeout": 10], "log": ["level": "info"]])
+            .write(to: administrator.appendingPathComponent(sandbox.name + ".plist"))
+        let suite = FileSuite(
+            name: sandbox.name, directory: sandbox.directory, arguments: [], administratorDirectories: [administrator])
+        suite.set(["timeout": 60], forKey: "http")
+        let config = ConfigReader(provider: DefaultsProvider(suite: suite))
+        #expect(config.int(forKey: "http.timeout") == 60)
+        #expect(config.string(forKey: "log.level") == "info")
+        let seen = try await withTimeout {
+            try await config.watchInt(forKey: "http.timeout", default: 30) { updates in
+                var seen: [Int] = []
+                for await timeout in updates {
+                    seen.append(timeout)
+                    if seen.count == 1 {
+                        try PropertyList.encodeXML(["http": ["timeout": 5]])
+                            .write(to: managed.appendingPathComponent(sandbox.name + ".plist"), options: .atomic)
+                    }
+                    if timeout == 5 { break }
+                }
+                return seen
+            }
+        }
+        #expect(seen == [60, 5])
+        #expect(config.int(forKey: "http.timeout") == 5)
     }
 }

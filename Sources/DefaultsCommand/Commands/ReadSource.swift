@@ -26,17 +26,15 @@ struct ReadSource: ParsableCommand {
         let (domain, key) = try selection.requireDomain(
             andOne: "key", from: arguments, usage: "defaults read-source <domain> <key>")
         let store = DomainStore()
-        if let suite = DomainAdministration.suite(domain, in: store) {
-            guard let source = suite.valueSource(forKey: key) else {
-                throw CommandFailure.pairDoesNotExist(domain, key: key)
-            }
-            Output.print(source.description)
-        } else {
-            // The global domain and files given by path have only the user's layer.
-            guard try store.read(domain)?[key] != nil else {
-                throw CommandFailure.pairDoesNotExist(domain, key: key)
-            }
+        let administrator = DomainAdministration.files(forKey: key, in: domain)
+        if let managed = administrator.managed {
+            Output.print("managed \(managed.path)")
+        } else if try store.read(domain)?[key] != nil {
             Output.print("user \(domain.fileURL(in: store.directory).path)")
+        } else if let vendor = administrator.vendor {
+            Output.print("vendor \(vendor.path)")
+        } else {
+            throw CommandFailure.pairDoesNotExist(domain, key: key)
         }
     }
 }

@@ -68,6 +68,23 @@ extension FileSuite {
         }
     }
 
+    /// The values of the administrator's files as they are now: the vendor defaults and the
+    /// enforced (managed) values, each merged over the directories, the first listed winning.
+    public func administratorValues() -> (vendor: [String: Any], managed: [String: Any]) {
+        state.withLock { ($0.domains.vendor, $0.domains.managed) }
+    }
+
+    /// The administrator's files that hold `key` for the suite `name`: the managed file that
+    /// enforces it and the vendor file that gives its default, the first listed directory winning.
+    /// Reads the files now, without opening the suite (which would move a damaged user file aside),
+    /// as the `defaults` command needs; unreadable files count as absent.
+    public static func administratorFiles(
+        forKey key: String, suiteName name: String, directories: [URL] = defaultAdministratorDirectories
+    ) -> (managed: URL?, vendor: URL?) {
+        let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
+        return (loaded.managed.files[key], loaded.vendor.files[key])
+    }
+
     /// Reports and refuses a write of a managed key; returns whether it was refused.
     func refuseManagedWrite(_ key: String) -> Bool {
         guard isManaged(key) else { return false }
