@@ -18,6 +18,8 @@ let package = Package(
         // for the library `Defaults.build` and `Modules/Defaults.swiftmodule`: nothing named
         // `Defaults` alone, and no two names that differ only by case.
         .executable(name: "defaults", targets: ["DefaultsCommand"]),
+        // A swift-configuration provider that reads a suite: `DefaultsProvider`.
+        .library(name: "DefaultsConfiguration", targets: ["DefaultsConfiguration"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -26,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"604.0.0"),
         // `swift package generate-documentation` for the DocC catalogs.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
         // A fast, dependency-free property-list reader and writer (XML, binary, old-style text).
@@ -64,6 +67,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `DefaultsProvider`: a suite as a provider of a swift-configuration `ConfigReader`.
+        .target(
+            name: "DefaultsConfiguration",
+            dependencies: [
+                "Defaults",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            // As swift-configuration builds: its protocols' async requirements run on the caller's
+            // executor (`nonisolated(nonsending)`), and this target's implementations must match.
+            swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+        ),
         // A child process that tests spawn to exercise real processes.
         .executableTarget(name: "DefaultsTestHelper", dependencies: ["Defaults"], path: "Tests/Helper"),
         .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList"]),
@@ -73,6 +87,12 @@ let package = Package(
         .testTarget(
             name: "DefaultsCommandTests",
             dependencies: ["DefaultsCommand", "Defaults", "DefaultsPropertyList"]
+        ),
+        // Spawns the `defaults` command as a writer in another process; depending on its target
+        // gets it built.
+        .testTarget(
+            name: "DefaultsConfigurationTests",
+            dependencies: ["DefaultsConfiguration", "Defaults", "DefaultsCommand", "DefaultsPropertyList"]
         ),
         .testTarget(
             name: "DefaultsMacrosTests",

@@ -7,7 +7,7 @@ import OpenCombine
 #endif
 
 extension Defaults {
-    /// A publisher of the changes to `key`, built on ``Defaults/observe(_:options:handler:)``.
+    /// A publisher of the changes to `key`, built on `Defaults.observe(_:options:handler:)`.
     ///
     /// ```swift
     /// let cancellable = Defaults.publisher(.isUnicornMode)
@@ -17,8 +17,8 @@ extension Defaults {
     ///
     /// The observation starts when the subscriber first requests values: with `[.initial]` (the
     /// default) the current value is sent then, synchronously. Each change is then sent once, on
-    /// the thread that made it, under the same rules as ``Defaults/observe(_:options:handler:)``
-    /// (equal writes and changes made inside ``Defaults/withoutPropagation(_:)`` send nothing). A
+    /// the thread that made it, under the same rules as `Defaults.observe(_:options:handler:)`
+    /// (equal writes and changes made inside `Defaults.withoutPropagation(_:)` send nothing). A
     /// change that arrives while the subscriber has no outstanding demand is dropped, as Combine's
     /// key-value observing publisher does. Cancelling the subscription stops the observation.
     public static func publisher<Value: Serializable>(

@@ -27,10 +27,11 @@ struct DefaultsTool: ParsableCommand {
 
             Shell completions: defaults --generate-completion-script bash|zsh|fish
             """,
-        version: "1.0.0",
+        version: "0.1.0",
         subcommands: [
             Domains.self, Read.self, ReadType.self, Write.self, Delete.self, Rename.self, Find.self,
             Export.self, Import.self, Watch.self,
+            ReadSource.self,
         ]
     )
 }

@@ -152,9 +152,9 @@ struct DomainAndFile: ParsableArguments {
     }
 }
 
-/// Shell completion of domain names, for the arguments that start with one.
+/// Shell completion for the arguments that start with a domain: the domain, then a key of it (or
+/// a file for export and import); see ``Completion``.
 @Sendable
 func completeDomainNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
-    let names = DomainStore().domainNames() + [Domain.globalDomainName]
-    return names.filter { $0.hasPrefix(prefix) }
+    Completion.candidates(words, index, prefix)
 }

@@ -39,8 +39,9 @@ enum ValueParsing {
             var index = 0
             let value = try element(words, at: &index)
             if index < words.count {
-                throw CommandFailure(
-                    "Unexpected argument \(words[index]) after the value; quote a value that holds spaces"
+                throw CommandFailure.usage(
+                    "Unexpected argument \(words[index]) after the value; quote a value that holds spaces",
+                    "defaults write <domain> <key> <value>"
                 )
             }
             return .set(value)
@@ -65,7 +66,8 @@ enum ValueParsing {
             let key = words[index]
             index += 1
             guard index < words.count else {
-                throw CommandFailure("Key \(key) lacks a corresponding value")
+                throw CommandFailure.usage(
+                    "Key \(key) lacks a corresponding value", "defaults write <domain> <key> -dict <key> <value> …")
             }
             result[key] = try element(words, at: &index)
         }
@@ -77,6 +79,7 @@ enum ValueParsing {
         let word = words[index]
         index += 1
         guard scalarFlags.contains(word) else {
+            try rejectMistypedFlag(word)
             return try bareValue(word)
         }
         guard index < words.count else {
@@ -85,6 +88,52 @@ enum ValueParsing {
         let text = words[index]
         index += 1
         return try typedValue(flag: word, text)
+    }
+
+    /// The flags that type a whole collection; they come right after the key.
+    static let collectionFlags: Set<String> = ["-array", "-array-add", "-dict", "-dict-add"]
+
+    /// Refuses a word shaped like a type flag (`-interger`) that is none, rather than storing it as
+    /// a string: a mistyped flag would otherwise write the wrong value. `-string -word` stores
+    /// such a word.
+    static func rejectMistypedFlag(_ word: String) throws(CommandFailure) {
+        let name = word.dropFirst()
+        guard word.hasPrefix("-"), let first = name.first, first.isASCII, first.isLetter,
+            name.allSatisfy({ $0 == "-" || ($0.isASCII && $0.isLetter) })
+        else { return }
+        let usage = "defaults write <domain> <key> -string|-data|-int|-float|-bool|-date <value>"
+        if collectionFlags.contains(word) {
+            throw CommandFailure.usage("\(word) must come right after the key; nothing was written", usage)
+        }
+        var message = "Unknown type flag \(word); nothing was written"
+        if let suggestion = closestFlag(to: word) {
+            message += ". Did you mean \(suggestion)?"
+        }
+        message += " To store the text \(word), write -string \(word)."
+        throw CommandFailure.usage(message, usage)
+    }
+
+    /// The known flag closest to a mistyped one, when it is close enough to be what was meant.
+    static func closestFlag(to word: String) -> String? {
+        let candidates = scalarFlags.union(collectionFlags).sorted()
+        let scored = candidates.map { (flag: $0, distance: editDistance(Array(word.utf8), Array($0.utf8))) }
+        guard let best = scored.min(by: { $0.distance < $1.distance }), best.distance <= max(2, word.count / 3) else {
+            return nil
+        }
+        return best.flag
+    }
+
+    /// The Levenshtein distance: insertions, deletions and substitutions.
+    private static func editDistance(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+        var previous = Array(0...rhs.count)
+        for (i, left) in lhs.enumerated() {
+            var current = [i + 1]
+            for (j, right) in rhs.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (left == right ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[rhs.count]
     }
 
     /// The value of a type flag: `-int 5`, `-bool yes`, `-data 0a1b`, …

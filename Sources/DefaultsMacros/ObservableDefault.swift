@@ -1,6 +1,6 @@
 import Defaults
 
-/// Backs a property of an `@Observable` class with a ``Defaults/Key``, so that the Observation
+/// Backs a property of an `@Observable` class with a `Defaults.Key`, so that the Observation
 /// framework tracks it.
 ///
 /// ```swift
@@ -17,8 +17,8 @@ import Defaults
 ///
 /// Reading the property reads `Defaults[.volume]` and registers the access with the class's
 /// observation registrar; assigning to it writes `Defaults[.volume]` inside `withMutation`. A
-/// change made anywhere else — another object, `Defaults[.volume] = 3`, ``Keys/reset()``, or
-/// another process sharing a ``FileSuite`` — also reaches the registrar, so
+/// change made anywhere else — another object, `Defaults[.volume] = 3`, `reset()`, or
+/// another process sharing a `FileSuite` — also reaches the registrar, so
 /// `withObservationTracking`'s `onChange` (and SwiftUI, on Apple platforms) sees it. That part
 /// starts with the first read of the property and stops when the object is released.
 ///

@@ -32,6 +32,8 @@ public final class ObservableDefaultObservation: Sendable {
     /// Cheap once started (one atomic load), so the getter calls it on every read.
     ///
     /// - Parameters:
+    ///   - key: The key the property stands for.
+    ///   - object: The object that owns the property; held weakly.
     ///   - keyPath: The property's key path, formed where the property may be referenced (the
     ///     getter), used only as the identity `withMutation(keyPath:_:)` reports.
     ///   - notify: Must only report a mutation to the object's observation registrar (the macro

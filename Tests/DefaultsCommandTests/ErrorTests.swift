@@ -86,6 +86,7 @@ struct ErrorTests {
         try expectFailure(
             sandbox, write + ["hello", "world"],
             message: "Unexpected argument world after the value; quote a value that holds spaces"
+                + "\nUsage: defaults write <domain> <key> <value>", status: 64
         )
     }
 
@@ -121,7 +122,10 @@ struct ErrorTests {
         try expectFailure(
             sandbox, write + ["-array", "a", "-int", "x"],
             message: "Could not parse: x.  The value of -int must be an integer, such as 42 or -7.")
-        try expectFailure(sandbox, write + ["-dict", "a", "1", "b"], message: "Key b lacks a corresponding value")
+        try expectFailure(
+            sandbox, write + ["-dict", "a", "1", "b"],
+            message: "Key b lacks a corresponding value\nUsage: defaults write <domain> <key> -dict <key> <value> …",
+            status: 64)
         try expectFailure(
             sandbox, ["write", "com.example.demo", "greeting", "-array-add", "x"],
             message: "Value for key greeting is not an array; cannot append.  Leaving defaults unchanged."

@@ -46,6 +46,9 @@ extension Defaults {
         /// Creates a key with a static default value, registered with `suite`.
         ///
         /// - Parameters:
+        ///   - name: The name the value is stored under in the suite.
+        ///   - defaultValue: The value a read returns while none is stored.
+        ///   - suite: Where the value is stored; the standard suite unless given.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         /// - Precondition: `name` is ASCII, does not start with `@` and has no `.`.

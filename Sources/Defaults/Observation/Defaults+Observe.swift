@@ -9,7 +9,7 @@ extension Defaults {
     ///
     /// Every path that changes what a read of the key returns reaches the handler once:
     /// `Defaults[key] =`, `suite[key] =`, `key.reset()`, `Defaults.reset(…)` (typed keys or names),
-    /// ``Defaults/removeAll(suite:)``, and, for a file-backed suite, another process. Writing a value
+    /// ``Defaults/removeAll(suite:)-(DefaultsSuite)``, and, for a file-backed suite, another process. Writing a value
     /// equal to the current one is not a change and calls no handler; neither is a change made
     /// inside ``Defaults/withoutPropagation(_:)``.
     ///
@@ -28,6 +28,7 @@ extension Defaults {
     /// property-list objects on the thread that calls the handler.
     ///
     /// - Parameters:
+    ///   - key: The key to observe.
     ///   - options: `[.initial]` (the default) also calls the handler with the current value
     ///     before `observe` returns; `[]` reports changes only.
     ///   - handler: Called with each change.
@@ -50,7 +51,7 @@ extension Defaults {
     /// Calls `handler` each time the value of any of `keys` changes.
     ///
     /// The keys may belong to different suites. Changes made together (such as one
-    /// ``Defaults/removeAll(suite:)``) call the handler once. The rules of
+    /// ``Defaults/removeAll(suite:)-(DefaultsSuite)``) call the handler once. The rules of
     /// ``observe(_:options:handler:)`` apply: threads, equal writes, ``withoutPropagation(_:)``.
     ///
     /// ```swift

@@ -26,7 +26,7 @@ extension Defaults {
     /// }
     /// ```
     ///
-    /// Changes made together (such as one ``removeAll(suite:)``) yield one element.
+    /// Changes made together (such as one ``removeAll(suite:)-(DefaultsSuite)``) yield one element.
     public static func updates(_ keys: [Keys], initial: Bool = true) -> Updates<Void> {
         Updates(keys: ObservedKeys(keys), initial: initial) { _ in () }
     }
@@ -61,7 +61,7 @@ extension Defaults {
     /// }
     /// ```
     ///
-    /// This is the same sequence as ``updates(_:initial:)``, with the kind of each element kept.
+    /// This is the same sequence as ``updates(_:initial:)->Defaults.Updates<Value>``, with the kind of each element kept.
     public static func changes<Value: Serializable>(_ key: Key<Value>, initial: Bool = true) -> Updates<Change<Value>> {
         let reader = KeyValueReader(key)
         return Updates(keys: reader.keys, initial: initial, makeElement: reader.change)

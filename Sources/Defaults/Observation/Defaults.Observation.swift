@@ -1,6 +1,6 @@
 extension Defaults {
     /// A running observation made by ``Defaults/observe(_:options:handler:)`` or
-    /// ``Defaults/observe(keys:options:handler:)``.
+    /// ``Defaults/observe(keys:options:handler:)-(Defaults.Keys...,_,_)``.
     ///
     /// Keep a reference for as long as you want the handler called: like the Defaults library on
     /// Apple platforms (and KVO), an observation that is no longer referenced is invalidated. To

@@ -1,6 +1,6 @@
 extension Defaults {
     /// An asynchronous sequence of the values of one or more keys: what
-    /// ``Defaults/updates(_:initial:)`` and ``Defaults/changes(_:initial:)`` return.
+    /// ``Defaults/updates(_:initial:)->Defaults.Updates<Value>`` and ``Defaults/changes(_:initial:)`` return.
     ///
     /// The sequence starts observing when it is created: with `initial: true` its first element is
     /// the value at that moment, and no change made after that is missed, even before iteration

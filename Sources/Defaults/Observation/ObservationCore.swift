@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The engine under every observation API (``Defaults/observe(_:options:handler:)``,
-/// ``Defaults/updates(_:initial:)``, the publishers): it watches a set of keys through their suites'
+/// ``Defaults/updates(_:initial:)->Defaults.Updates<Value>``, the publishers): it watches a set of keys through their suites'
 /// change centers and turns posts into an ordered series of ``ObservedChange`` values.
 ///
 /// Guarantees, for one core:

@@ -2,7 +2,7 @@ import Synchronization
 
 /// The change stream of one suite: a registry of observers that every change is posted to.
 ///
-/// Suites post here; every observation API of the library (``Defaults/updates(_:initial:)``,
+/// Suites post here; every observation API of the library (``Defaults/updates(_:initial:)->Defaults.Updates<Value>``,
 /// ``Defaults/observe(_:options:handler:)``, publishers, property wrappers, snapshots) is built on it.
 ///
 /// Handlers run synchronously on the thread that made the change (for changes made by another
@@ -33,10 +33,14 @@ public final class SuiteChangeCenter: Sendable {
 
     /// Registers `handler` for changes to any of `keys` (all keys when `nil`).
     ///
-    /// - Parameter isAlive: When given, asked (outside any lock of the center) before each call of
-    ///   `handler` and whenever observers are counted; the first time it returns `false`, the
-    ///   observer is removed without being called. Observations tied to the lifetime of another
-    ///   object use it, since nothing tells them when that object goes away.
+    /// - Parameters:
+    ///   - keys: The keys whose changes the handler is told about; every key when `nil`.
+    ///   - isAlive: When given, asked (outside any lock of the center) before each call of
+    ///     `handler` and whenever observers are counted; the first time it returns `false`, the
+    ///     observer is removed without being called. Observations tied to the lifetime of another
+    ///     object use it, since nothing tells them when that object goes away.
+    ///   - handler: Called with each change that concerns `keys`.
+    /// - Returns: The token that removes the observer.
     public func addObserver(
         forKeys keys: Set<String>? = nil,
         isAlive: (@Sendable () -> Bool)? = nil,

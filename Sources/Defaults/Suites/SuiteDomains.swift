@@ -1,22 +1,51 @@
-/// The domains a read of a suite searches, in order: launch arguments, persistent values,
-/// registered defaults. Suites keep one behind their lock; each mutation reports the keys whose
-/// resolved value changed, which is what observers are told.
+/// The domains a read of a suite searches, in order: values enforced by the administrator
+/// (managed), launch arguments, persistent values (the user's), the administrator's or vendor's
+/// defaults, registered defaults (declared in code). Suites keep one behind their lock; each
+/// mutation reports the keys whose resolved value changed, which is what observers are told.
 ///
 /// `@unchecked Sendable`: the dictionaries hold only property-list objects (strings, numbers,
 /// dates, data, arrays and dictionaries of these), which are immutable values, and, in the
 /// arguments domain, the `Sendable` marker ``ArgumentsDomain/Absent``.
 struct SuiteDomains: @unchecked Sendable {
+    var managed: [String: Any] = [:]
     var arguments: [String: Any] = [:]
     var persistent: [String: Any] = [:]
+    var vendor: [String: Any] = [:]
     var registered: [String: Any] = [:]
 
+    /// The domain a read of a key is answered from.
+    enum Source: Hashable {
+        case managed, argument, persistent, vendor, registered
+    }
+
     func object(forKey key: String) -> Any? {
-        // Launch arguments are rare: skip their lookup on the hot path when there are none.
-        if !arguments.isEmpty, let object = arguments[key] {
-            // An override to "no value" hides the persistent value, not the registered default.
-            return object is ArgumentsDomain.Absent ? registered[key] : object
+        // Managed values and launch arguments are rare: skip their lookups on the hot path when
+        // there are none.
+        if !managed.isEmpty, let object = managed[key] {
+            return object
         }
-        return persistent[key] ?? registered[key]
+        if !arguments.isEmpty, let object = arguments[key] {
+            // An override to "no value" hides the persistent value, not the defaults below it.
+            return object is ArgumentsDomain.Absent ? defaultValue(forKey: key) : object
+        }
+        return persistent[key] ?? defaultValue(forKey: key)
+    }
+
+    /// The domain that answers a read of `key`, or `nil` when none has a value.
+    func source(forKey key: String) -> Source? {
+        if managed[key] != nil { return .managed }
+        if let object = arguments[key], !(object is ArgumentsDomain.Absent) { return .argument }
+        if arguments[key] == nil, persistent[key] != nil { return .persistent }
+        if vendor[key] != nil { return .vendor }
+        return registered[key] != nil ? .registered : nil
+    }
+
+    /// The value below the user's: the vendor's, else the one declared in code.
+    private func defaultValue(forKey key: String) -> Any? {
+        if !vendor.isEmpty, let object = vendor[key] {
+            return object
+        }
+        return registered[key]
     }
 
     /// Sets or removes a persistent value; returns whether the resolved value changed.
@@ -45,6 +74,16 @@ struct SuiteDomains: @unchecked Sendable {
         let old = self
         persistent = values
         return changedKeys(since: old, among: Set(old.persistent.keys).union(values.keys))
+    }
+
+    /// Replaces the administrator's domains (after their files changed); returns the keys whose
+    /// resolved value changed.
+    mutating func replaceAdministrator(vendor: [String: Any], managed: [String: Any]) -> Set<String> {
+        let old = self
+        self.vendor = vendor
+        self.managed = managed
+        let keys = Set(old.vendor.keys).union(old.managed.keys).union(vendor.keys).union(managed.keys)
+        return changedKeys(since: old, among: keys)
     }
 
     /// Adds registered defaults; returns the keys whose resolved value changed.

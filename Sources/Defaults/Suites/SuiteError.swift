@@ -13,6 +13,8 @@ public struct SuiteError: Error, Sendable, CustomStringConvertible {
         case lockFailed
         /// A value given to the suite is not a property-list object; it was not stored.
         case unsupportedValue
+        /// The key's value is enforced by the administrator (a managed file); the write changed nothing.
+        case managedKey
     }
 
     /// The suite's name.

@@ -49,6 +49,7 @@ struct Write: ParsableCommand {
         }
         // Parsed before the domain is opened: a value that does not parse changes nothing.
         let value = try ValueParsing.writeValue(Array(arguments.dropFirst()))
+        try DomainAdministration.refuseWrite(of: key, in: domain)
         try store.change(domain) { (edit) throws(CommandFailure) in
             switch value {
             case .set(let value):

@@ -55,7 +55,12 @@ extension Defaults.KeyGroup {
 
     /// A key of this group with a static default value, stored as ``storedName(for:)``.
     ///
-    /// - Parameter suite: The key's suite; the group's ``suite`` unless given.
+    /// - Parameters:
+    ///   - name: The key's name within the group.
+    ///   - defaultValue: The value a read returns while none is stored.
+    ///   - suite: The key's suite; the group's ``suite`` unless given.
+    ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
+    ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
     public static func key<Value: Defaults.Serializable>(
         _ name: String,
         default defaultValue: Value,

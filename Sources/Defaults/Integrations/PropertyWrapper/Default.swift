@@ -45,7 +45,7 @@ public struct Default<Value: Defaults.Serializable>: Sendable {
     }
 
     /// Backs the property with the key of the same name and default value in `suite`
-    /// (see ``Defaults/Key/in(_:)``).
+    /// (see ``Defaults/Key/in(_:)-(DefaultsSuite)``).
     public init(_ key: Defaults.Key<Value>, suite: any DefaultsSuite) {
         self.key = key.in(suite)
     }
@@ -69,7 +69,7 @@ public struct Default<Value: Defaults.Serializable>: Sendable {
     }
 
     /// The property's values, the current one first unless `initial` is `false`, then each new
-    /// one; see ``Defaults/updates(_:initial:)``.
+    /// one; see ``Defaults/updates(_:initial:)->Defaults.Updates<Value>``.
     ///
     /// ```swift
     /// for await volume in player.$volume.updates() {

@@ -100,7 +100,7 @@ extension Defaults {
         /// `initial` is `false`.
         ///
         /// A ``write(_:)`` transaction yields one snapshot, however many keys it changed (as does a
-        /// ``Defaults/removeAll(suite:)``), provided the schema's keys share one suite. Each
+        /// ``Defaults/removeAll(suite:)-(DefaultsSuite)``), provided the schema's keys share one suite. Each
         /// snapshot holds the values as they were right after its change. The sequence behaves as
         /// ``Defaults/Updates``: it ends when the iterating task is cancelled.
         public func snapshots(initial: Bool = true) -> Updates<Snapshot<Schema>> {

@@ -4,6 +4,7 @@ extension FileSuite {
     ///
     /// A value that is not a property-list object is reported and nothing is changed.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
+        let changes = withoutManagedKeys(changes)
         var normalized: [(key: String, object: Any?)] = []
         normalized.reserveCapacity(changes.count)
         for (key, object) in changes {

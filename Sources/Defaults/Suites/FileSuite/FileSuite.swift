@@ -65,6 +65,7 @@ public final class FileSuite: DefaultsSuite {
     let io = Mutex(IOState())
     let watchers = Mutex<[FileWatcher]>([])
     let problemHandler = Mutex<(@Sendable (SuiteError) -> Void)?>(nil)
+    let administrator: AdministratorLayers
 
     struct State {
         var domains: SuiteDomains
@@ -96,7 +97,8 @@ public final class FileSuite: DefaultsSuite {
         name: Defaults.standardSuiteName,
         arguments: nil,
         coalescingDelay: defaultCoalescingDelay,
-        mirrorsRegistration: true
+        mirrorsRegistration: true,
+        administratorDirectories: defaultAdministratorDirectories
     )
 
     /// How long writes are collected before they are written together, unless given.
@@ -111,6 +113,9 @@ public final class FileSuite: DefaultsSuite {
     ///   - arguments: Launch arguments for the arguments domain (`["-volume", "3"]`); `nil` for the
     ///     process's own.
     ///   - coalescingDelay: How long writes wait to be written together.
+    ///   - administratorDirectories: Where the administrator's `<name>.plist` (vendor defaults)
+    ///     and `managed/<name>.plist` (enforced values) are, the first winning;
+    ///     ``defaultAdministratorDirectories`` (`XDG_CONFIG_DIRS`) unless given.
     ///
     /// A name that cannot name a file (empty, `.`, `..`, or holding `/` or NUL) is escaped (see
     /// ``fileURL(forName:in:)``) and a warning is logged: the suite works all the same.
@@ -118,7 +123,8 @@ public final class FileSuite: DefaultsSuite {
         name: String,
         directory: URL? = nil,
         arguments: [String]? = nil,
-        coalescingDelay: Duration = FileSuite.defaultCoalescingDelay
+        coalescingDelay: Duration = FileSuite.defaultCoalescingDelay,
+        administratorDirectories: [URL]? = nil
     ) {
         if let problem = Self.nameProblem(name) {
             Defaults.logger.warning(
@@ -130,7 +136,8 @@ public final class FileSuite: DefaultsSuite {
             name: name,
             arguments: arguments,
             coalescingDelay: coalescingDelay,
-            mirrorsRegistration: false
+            mirrorsRegistration: false,
+            administratorDirectories: administratorDirectories ?? Self.defaultAdministratorDirectories
         )
     }
 
@@ -156,7 +163,10 @@ public final class FileSuite: DefaultsSuite {
         )
     }
 
-    init(fileURL: URL, name: String?, arguments: [String]?, coalescingDelay: Duration, mirrorsRegistration: Bool) {
+    init(
+        fileURL: URL, name: String?, arguments: [String]?, coalescingDelay: Duration, mirrorsRegistration: Bool,
+        administratorDirectories: [URL] = []
+    ) {
         let file = SuiteFile(url: fileURL)
         self.file = file
         self.fileURL = URL(fileURLWithPath: file.path, isDirectory: false)
@@ -171,18 +181,23 @@ public final class FileSuite: DefaultsSuite {
         case .values(let read, let readIdentity): (values, identity) = (read, readIdentity)
         case .absent, .blocked: (values, identity) = ([:], nil)
         }
+        administrator = AdministratorLayers(directories: administratorDirectories, suiteName: self.name)
+        let layers = administrator.load()
         state = Mutex(
             State(
-                domains: SuiteDomains(arguments: ArgumentsDomain.parse(launchArguments), persistent: values),
+                domains: SuiteDomains(
+                    managed: layers.managed.values, arguments: ArgumentsDomain.parse(launchArguments),
+                    persistent: values, vendor: layers.vendor.values),
                 loadedIdentity: identity
             )
         )
-        for problem in problems {
+        for problem in problems + layers.problems {
             report(problem)
         }
         SuiteRegistry.add(self)
         TerminationSignals.installIfDefault()
         startWatching()
+        startWatchingAdministratorLayers()
     }
 
     deinit {
@@ -202,6 +217,7 @@ public final class FileSuite: DefaultsSuite {
     }
 
     public func set(_ object: Any?, forKey key: String) {
+        if refuseManagedWrite(key) { return }
         let value: Any?
         if let object {
             guard let normalized = Self.propertyListObject(object) else {

@@ -1,0 +1,261 @@
+import DefaultsPropertyList
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension FileSuite {
+    /// Where the value a read returns comes from.
+    public enum ValueSource: Sendable, Hashable, CustomStringConvertible {
+        /// Enforced by the administrator, in `<dir>/managed/<suite>.plist`: wins over everything.
+        case managed(URL)
+        /// A launch argument (`-key value`).
+        case argument
+        /// The user's own file, the suite's ``FileSuite/fileURL``.
+        case user(URL)
+        /// The vendor's or administrator's default, in `<dir>/<suite>.plist`.
+        case vendor(URL)
+        /// The default declared in code (a key's default value, or ``FileSuite/register(defaults:)``).
+        case codeDefault
+
+        /// `managed`, `argument`, `user`, `vendor` or `code default`, then the file, if any.
+        public var description: String {
+            switch self {
+            case .managed(let url): "managed \(url.path)"
+            case .argument: "argument"
+            case .user(let url): "user \(url.path)"
+            case .vendor(let url): "vendor \(url.path)"
+            case .codeDefault: "code default"
+            }
+        }
+    }
+
+    /// The administrator's directories, from `XDG_CONFIG_DIRS` (`/etc/xdg` when it is unset or
+    /// empty), the first listed winning. Relative entries are ignored, as the XDG specification says.
+    public static var defaultAdministratorDirectories: [URL] {
+        let listed = (ProcessInfo.processInfo.environment["XDG_CONFIG_DIRS"] ?? "")
+            .split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+        return (listed.isEmpty ? ["/etc/xdg"] : listed).map { URL(fileURLWithPath: $0, isDirectory: true) }
+    }
+
+    /// The directories whose `<suite>.plist` and `managed/<suite>.plist` this suite reads.
+    public var administratorDirectories: [URL] {
+        administrator.directories
+    }
+
+    /// Whether the administrator enforces `key`'s value: a write of it through the library changes
+    /// nothing, and is reported through ``problems``, ``onProblem`` and ``Defaults/logger``.
+    public func isManaged(_ key: String) -> Bool {
+        state.withLock { $0.domains.managed[key] != nil }
+    }
+
+    /// Where the value a read of `key` returns comes from; `nil` when no domain has one.
+    public func valueSource(forKey key: String) -> ValueSource? {
+        let source = state.withLock { $0.domains.source(forKey: key) }
+        switch source {
+        case .managed: return administrator.file(forKey: key, managed: true).map(ValueSource.managed)
+        case .argument: return .argument
+        case .persistent: return .user(fileURL)
+        case .vendor: return administrator.file(forKey: key, managed: false).map(ValueSource.vendor)
+        case .registered: return .codeDefault
+        case nil: return nil
+        }
+    }
+
+    /// The values of the administrator's files as they are now: the vendor defaults and the
+    /// enforced (managed) values, each merged over the directories, the first listed winning.
+    public func administratorValues() -> (vendor: [String: Any], managed: [String: Any]) {
+        state.withLock { ($0.domains.vendor, $0.domains.managed) }
+    }
+
+    /// The administrator's files that hold `key` for the suite `name`: the managed file that
+    /// enforces it and the vendor file that gives its default, the first listed directory winning.
+    /// Reads the files now, without opening the suite (which would move a damaged user file aside),
+    /// as the `defaults` command needs; unreadable files count as absent.
+    public static func administratorFiles(
+        forKey key: String, suiteName name: String, directories: [URL] = defaultAdministratorDirectories
+    ) -> (managed: URL?, vendor: URL?) {
+        let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
+        return (loaded.managed.files[key], loaded.vendor.files[key])
+    }
+
+    /// Reports and refuses a write of a managed key; returns whether it was refused.
+    func refuseManagedWrite(_ key: String) -> Bool {
+        guard isManaged(key) else { return false }
+        let file = administrator.file(forKey: key, managed: true)
+        report(
+            SuiteError(
+                suite: name, kind: .managedKey, fileURL: file,
+                message: "the key \"\(key)\" is managed by the administrator in \(file?.path ?? "a managed file"); "
+                    + "the write changed nothing"
+            )
+        )
+        return true
+    }
+
+    /// The changes without those to managed keys, which are reported.
+    func withoutManagedKeys(_ changes: [(key: String, object: Any?)]) -> [(key: String, object: Any?)] {
+        changes.filter { !refuseManagedWrite($0.key) }
+    }
+
+    /// Watches the administrator's directories, so that a change to their files reaches the suite's
+    /// observers like any other change. A directory created after the suite opened is not watched.
+    func startWatchingAdministratorLayers() {
+        administrator.startWatching { [weak self] in self?.reloadAdministratorLayers() }
+    }
+
+    /// Reads the administrator's files again and posts the keys whose values changed.
+    func reloadAdministratorLayers() {
+        let loaded = administrator.load()
+        for problem in loaded.problems {
+            report(problem)
+        }
+        let keys = state.withLock { state in
+            state.domains.replaceAdministrator(vendor: loaded.vendor.values, managed: loaded.managed.values)
+        }
+        changes.post(SuiteChange(keys: keys, origin: .otherProcess))
+    }
+}
+
+/// The administrator's files of one suite: vendor defaults (`<dir>/<suite>.plist`) and enforced
+/// values (`<dir>/managed/<suite>.plist`) in each directory, the first directory winning.
+final class AdministratorLayers: Sendable {
+    /// One kind of layer merged over the directories, and the file each key came from.
+    struct Layer: @unchecked Sendable {
+        // `@unchecked`: `values` holds only property-list objects, immutable values.
+        var values: [String: Any] = [:]
+        var files: [String: URL] = [:]
+    }
+
+    struct Loaded: Sendable {
+        var vendor = Layer()
+        var managed = Layer()
+        var problems: [SuiteError] = []
+    }
+
+    /// The most an administrator file may hold; a larger one is ignored and reported.
+    static let sizeLimit = 4 << 20
+
+    let directories: [URL]
+    let suiteName: String
+    /// Serializes loads, and keeps where the current values came from.
+    private let current = Mutex<(vendor: [String: URL], managed: [String: URL])>(([:], [:]))
+    private let watchers = Mutex<[FileWatcher]>([])
+
+    init(directories: [URL], suiteName: String) {
+        self.directories = directories
+        self.suiteName = suiteName
+    }
+
+    deinit {
+        watchers.withLock { watchers in
+            for watcher in watchers { watcher.stop() }
+        }
+    }
+
+    var fileName: String { suiteName + ".plist" }
+
+    /// The file the current value of `key` came from.
+    func file(forKey key: String, managed: Bool) -> URL? {
+        current.withLock { managed ? $0.managed[key] : $0.vendor[key] }
+    }
+
+    /// Reads every file, the last directory first so that the first listed wins.
+    func load() -> Loaded {
+        current.withLock { current in
+            var loaded = Loaded()
+            guard !directories.isEmpty else { return loaded }
+            for directory in directories.reversed() {
+                let vendorURL = directory.appendingPathComponent(fileName, isDirectory: false)
+                let managedURL = directory.appendingPathComponent("managed", isDirectory: true)
+                    .appendingPathComponent(fileName, isDirectory: false)
+                merge(vendorURL, into: &loaded.vendor, problems: &loaded.problems)
+                merge(managedURL, into: &loaded.managed, problems: &loaded.problems)
+            }
+            current = (loaded.vendor.files, loaded.managed.files)
+            return loaded
+        }
+    }
+
+    private func merge(_ url: URL, into layer: inout Layer, problems: inout [SuiteError]) {
+        switch Self.readFile(url.path) {
+        case .absent:
+            break
+        case .values(let values):
+            for (key, value) in values {
+                layer.values[key] = value
+                layer.files[key] = url
+            }
+        case .problem(let reason):
+            problems.append(
+                SuiteError(
+                    suite: suiteName, kind: .unreadable, fileURL: url,
+                    message: "the administrator's file \(url.path) was ignored: \(reason)"
+                )
+            )
+        }
+    }
+
+    func startWatching(_ onChange: @escaping @Sendable () -> Void) {
+        let watchers = directories.flatMap { directory in
+            [directory, directory.appendingPathComponent("managed", isDirectory: true)].compactMap {
+                FileWatcher(directory: $0.path, fileName: fileName, onChange: onChange)
+            }
+        }
+        self.watchers.withLock { $0 = watchers }
+    }
+
+    // MARK: Reading
+
+    enum ReadOutcome {
+        case absent
+        case values([String: Any])
+        case problem(String)
+    }
+
+    /// Reads an administrator file defensively: never through a symbolic link, never blocking on a
+    /// FIFO, only a regular file, at most ``sizeLimit`` bytes. An empty file holds no values.
+    static func readFile(_ path: String) -> ReadOutcome {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT, ENOTDIR: return .absent
+            case ELOOP: return .problem("it is a symbolic link, which an administrator file may not be")
+            default: return .problem(String(cString: strerror(errno)))
+            }
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .problem(String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .problem("it is not a regular file") }
+        guard info.st_size <= sizeLimit else { return .problem("it is larger than \(sizeLimit) bytes") }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while data.count <= sizeLimit {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .problem(String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[..<count])
+        }
+        // The file grew while it was read.
+        guard data.count <= sizeLimit else { return .problem("it is larger than \(sizeLimit) bytes") }
+        guard !data.isEmpty else { return .values([:]) }
+        do {
+            guard let values = try PropertyList.decode(data) as? [String: Any] else {
+                return .problem("it is not a property-list dictionary")
+            }
+            return .values(values)
+        } catch {
+            return .problem("it is not a property list (\(error))")
+        }
+    }
+}
