@@ -26,6 +26,8 @@ extension Defaults {
 
         private let defaultSource: DefaultSource
         @usableFromInline let decodeCache: DecodeCache<Value>?
+        /// The value read last and the suite generation it was read at; `nil` for reference types.
+        @usableFromInline let readCache = KeyReadCache<Value>()
         /// Where the key was declared, for ``Defaults/KeyRegistry``.
         let declarationSite: KeyDeclarationSite
 
@@ -134,9 +136,28 @@ extension Defaults {
         ///
         /// The suite is an existential, not a generic parameter, so that the caller's copy is
         /// specialized for `Value` even when the suite's type is known only at run time.
+        ///
+        /// While the suite's ``DefaultsSuite/valueGeneration`` is the one the key read at last, the
+        /// value read then is returned again: no lookup, cast or decode. A dynamic default is
+        /// never kept, as it is computed on each read.
         @inlinable
         func value(in suite: any DefaultsSuite) -> Value {
-            value(fromStored: suite.object(forKey: name))
+            guard let readCache, let generation = suite.valueGeneration else {
+                return value(fromStored: suite.object(forKey: name))
+            }
+            if let cached = readCache.value(at: generation) {
+                return cached
+            }
+            // Read after loading the generation: a concurrent write can only make the entry old.
+            if let object = suite.object(forKey: name), let value = decode(object) {
+                readCache.store(value, at: generation)
+                return value
+            }
+            let value = defaultValue
+            if !isDefaultValueDynamic {
+                readCache.store(value, at: generation)
+            }
+            return value
         }
 
         /// Stores `value` in `suite`; `nil` (for an optional key) removes the stored value.

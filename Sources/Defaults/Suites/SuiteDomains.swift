@@ -5,10 +5,33 @@
 /// `@unchecked Sendable`: the dictionaries hold only property-list objects (strings, numbers,
 /// dates, data, arrays and dictionaries of these), which are immutable values, and, in the
 /// arguments domain, the `Sendable` marker ``ArgumentsDomain/Absent``.
+///
+/// Every change to a domain, whatever the path that makes it, advances ``generation``, which the
+/// suite exposes as ``DefaultsSuite/valueGeneration`` for keys' read caches.
 struct SuiteDomains: @unchecked Sendable {
-    var arguments: [String: Any] = [:]
-    var persistent: [String: Any] = [:]
-    var registered: [String: Any] = [:]
+    var arguments: [String: Any] = [:] {
+        didSet { generation.advance() }
+    }
+    var persistent: [String: Any] = [:] {
+        didSet { generation.advance() }
+    }
+    var registered: [String: Any] = [:] {
+        didSet { generation.advance() }
+    }
+    /// Shared with the suite, which reads it without taking its lock.
+    let generation: SuiteGeneration
+
+    init(
+        arguments: [String: Any] = [:],
+        persistent: [String: Any] = [:],
+        registered: [String: Any] = [:],
+        generation: SuiteGeneration = SuiteGeneration()
+    ) {
+        self.arguments = arguments
+        self.persistent = persistent
+        self.registered = registered
+        self.generation = generation
+    }
 
     func object(forKey key: String) -> Any? {
         // Launch arguments are rare: skip their lookup on the hot path when there are none.

@@ -49,6 +49,8 @@ public final class FileSuite: DefaultsSuite {
     /// reading it directly sees them as Foundation code expects.
     let mirrorsRegistrationToStandardUserDefaults: Bool
     let state: Mutex<State>
+    /// Advanced by `state.domains` on every change; read without the lock (``valueGeneration``).
+    let generation = SuiteGeneration()
     /// Serializes this process's disk I/O for the suite (writes and reloads), so that a reload
     /// cannot apply a file older than one this process has just written.
     let io = Mutex(IOState())
@@ -153,7 +155,9 @@ public final class FileSuite: DefaultsSuite {
         let loaded = Self.load(location, suiteName: self.name, fileURL: self.fileURL)
         state = Mutex(
             State(
-                domains: SuiteDomains(arguments: ArgumentsDomain.parse(launchArguments), persistent: loaded.values),
+                domains: SuiteDomains(
+                    arguments: ArgumentsDomain.parse(launchArguments), persistent: loaded.values, generation: generation
+                ),
                 loadedIdentity: loaded.identity
             )
         )
@@ -177,6 +181,8 @@ public final class FileSuite: DefaultsSuite {
     public func object(forKey key: String) -> Any? {
         state.withLock { $0.domains.object(forKey: key) }
     }
+
+    public var valueGeneration: UInt64? { generation.value }
 
     public func set(_ object: Any?, forKey key: String) {
         let value: Any?
