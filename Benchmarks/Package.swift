@@ -29,6 +29,17 @@ let package = Package(
             path: "Benchmarks/FileSuiteBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Allocation counts of the hot paths, checked in CI against Thresholds/.
+        .executableTarget(
+            name: "Allocations",
+            dependencies: [
+                "BenchmarkFixtures",
+                .product(name: "Defaults", package: "swift-defaults"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Allocations",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         .executableTarget(
             name: "RatioReport",
             dependencies: ["BenchmarkFixtures", .product(name: "Defaults", package: "swift-defaults")]
