@@ -4,7 +4,8 @@ import BenchmarkFixtures
 import Foundation
 
 // Allocation counts of the hot paths, checked in CI against Thresholds/ (times never are: they
-// depend on the machine; allocation counts do not). `.ci/run` runs
+// depend on the machine; allocation counts do not). Names have no spaces: `thresholds check`
+// looks for `<target>.<name>.p90.json` with the name as written. `.ci/run` runs
 // `swift package benchmark thresholds check --target Allocations`; after an intended change,
 // `swift package --allow-writing-to-package-directory benchmark thresholds update --target Allocations --path Thresholds/6.3`.
 
@@ -33,31 +34,31 @@ let benchmarks: @Sendable () -> Void = {
         )
     }
 
-    Benchmark("read Int", configuration: counting(.kilo, tolerance: 0)) { benchmark in
+    Benchmark("read_Int", configuration: counting(.kilo, tolerance: 0)) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(Defaults[intKey])
         }
     }
 
-    Benchmark("read Codable struct", configuration: counting(.kilo, tolerance: 0)) { benchmark in
+    Benchmark("read_CodableStruct", configuration: counting(.kilo, tolerance: 0)) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(Defaults[profileKey])
         }
     }
 
-    Benchmark("write Int", configuration: counting(.kilo, tolerance: 20)) { benchmark in
+    Benchmark("write_Int", configuration: counting(.kilo, tolerance: 20)) { benchmark in
         for index in benchmark.scaledIterations {
             Defaults[intKey] = index
         }
     }
 
-    Benchmark("flush of 10,000 keys after one change", configuration: counting(.one, tolerance: 50)) { benchmark in
+    Benchmark("flush_10000Keys_afterOneChange", configuration: counting(.one, tolerance: 50)) { benchmark in
         guard let large else { return }
         large.set(benchmark.currentIteration, forKey: "changed")
         try large.flush()
     }
 
-    Benchmark("load of a 10,000-key file", configuration: counting(.one, tolerance: 50)) { _ in
+    Benchmark("load_10000KeyFile", configuration: counting(.one, tolerance: 50)) { _ in
         guard let large else { return }
         let loaded = FileSuite(fileURL: large.fileURL, arguments: [])
         blackHole(loaded.object(forKey: "setting-1"))
