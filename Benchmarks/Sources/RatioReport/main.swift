@@ -66,6 +66,20 @@ if arguments.count == 3, arguments[1] == "--memory-child" {
     exit(0)
 }
 
+// For profiling one path alone (`perf record -g .build/release/RatioReport --observers`).
+if arguments.count == 2, arguments[1] == "--observers" {  // P6: a change seen by 1,000 observers
+    print(format(writeCost(observers: 1_000)))
+    exit(0)
+}
+if arguments.count == 2, arguments[1] == "--writes" {  // P3: writes to a file suite
+    let directory = Fixtures.makeDirectory()
+    Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [])
+    let suite = FileSuite(name: "writes", directory: directory, arguments: [])
+    let key = Defaults.Key<Int>("intKey", default: 0, suite: suite)
+    print(format(measure(iterations: 1_000_000, repeats: 5) { index in Defaults[key] = index }))
+    exit(0)
+}
+
 if arguments.count == 4, arguments[1] == "--latency-writer", let count = Int(arguments[3]) {
     try runLatencyWriter(directory: URL(fileURLWithPath: arguments[2]), count: count)
     exit(0)

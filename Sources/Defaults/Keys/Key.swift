@@ -28,6 +28,8 @@ extension Defaults {
         @usableFromInline let decodeCache: DecodeCache<Value>?
         /// The value read last and the suite generation it was read at; `nil` for reference types.
         @usableFromInline let readCache = KeyReadCache<Value>()
+        /// Whether `Value` is an `Optional`, found once: asking on each write costs a conformance lookup.
+        @usableFromInline let isOptional = Value.self is any OptionalProtocol.Type
         /// Where the key was declared, for ``Defaults/KeyRegistry``.
         let declarationSite: KeyDeclarationSite
 
@@ -165,7 +167,12 @@ extension Defaults {
         /// A value that cannot be serialized is reported and leaves the stored value unchanged.
         @inlinable
         func store(_ value: Value, in suite: any DefaultsSuite) {
-            if let optional = value as? any OptionalProtocol, optional.isNil {
+            if Value.self == Int.self || Value.self == String.self || Value.self == Double.self
+                || Value.self == Bool.self || Value.self == Date.self || Value.self == Data.self
+            {
+                // Their bridges store the value as itself (checked when specialized, so free).
+                suite.set(value, forKey: name)
+            } else if isOptional, let optional = value as? any OptionalProtocol, optional.isNil {
                 suite.set(nil, forKey: name)
             } else if let object = Value.bridge.serialize(value) {
                 suite.set(object, forKey: name)
