@@ -118,7 +118,7 @@ extension FileSuite {
             }
             let data: Data
             do {
-                data = try PropertyList.encodeXML(contents)
+                data = try io.xmlEncoder.encode(contents)
             } catch {
                 throw SuiteError(
                     suite: name, kind: .writeFailed, fileURL: fileURL,

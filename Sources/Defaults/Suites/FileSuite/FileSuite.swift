@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 import Logging
 import Synchronization
@@ -74,6 +75,8 @@ public final class FileSuite: DefaultsSuite {
         var hasRemovedStaleTemporaryFiles = false
         /// A directory in the file's place already reported by the watcher, not to report it on every event.
         var reportedDirectory: FileIdentity?
+        /// Keeps each key's XML between writes, so that a write encodes only what changed.
+        var xmlEncoder = XMLDictionaryEncoder()
     }
 
     /// The most problems ``problems`` keeps; older ones are dropped.
