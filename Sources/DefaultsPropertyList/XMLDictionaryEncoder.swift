@@ -129,6 +129,23 @@ public struct XMLDictionaryEncoder: @unchecked Sendable {
     /// Whether two values have the same XML: equal and of the same kind, and for reals and
     /// dates the same bits (`0.0` and `-0.0` are equal but are written differently).
     static func encodesIdentically(_ lhs: Any, _ rhs: Any) -> Bool {
+        // The common scalars first, with one cast each: classifying tries one cast after another.
+        let type = Swift.type(of: lhs)
+        guard type == Swift.type(of: rhs) else { return slowlyEncodesIdentically(lhs, rhs) }
+        if type == Int.self, let a = lhs as? Int, let b = rhs as? Int { return a == b }
+        if type == String.self, let a = lhs as? String, let b = rhs as? String { return a == b }
+        if type == Double.self, let a = lhs as? Double, let b = rhs as? Double { return a.bitPattern == b.bitPattern }
+        if type == Bool.self, let a = lhs as? Bool, let b = rhs as? Bool { return a == b }
+        if type == Date.self, let a = lhs as? Date, let b = rhs as? Date {
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        }
+        if type == [Any].self, let a = lhs as? [Any], let b = rhs as? [Any] {
+            return a.count == b.count && zip(a, b).allSatisfy { encodesIdentically($0, $1) }
+        }
+        return slowlyEncodesIdentically(lhs, rhs)
+    }
+
+    private static func slowlyEncodesIdentically(_ lhs: Any, _ rhs: Any) -> Bool {
         switch (PropertyListValue.classify(lhs), PropertyListValue.classify(rhs)) {
         case (.string(let a), .string(let b)): a == b
         case (.int(let a), .int(let b)): a == b

@@ -80,6 +80,30 @@ if arguments.count == 2, arguments[1] == "--writes" {  // P3: writes to a file s
     exit(0)
 }
 
+if arguments.count == 2, arguments[1] == "--flush" {  // P4: a flush of 10,000 keys after one change
+    let directory = Fixtures.makeDirectory()
+    Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [])
+    let large = try Fixtures.tenThousandKeySuite(in: directory)
+    print(
+        format(
+            try measure(iterations: 50, repeats: 5) { index in
+                large.set(index, forKey: "changed")
+                try large.flush()
+            }))
+    exit(0)
+}
+if arguments.count == 2, arguments[1] == "--load" {  // P5: a cold load of the 10,000-key file
+    let directory = Fixtures.makeDirectory()
+    Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [])
+    let url = try Fixtures.tenThousandKeySuite(in: directory).fileURL
+    print(
+        format(
+            measure(iterations: 20, repeats: 5) { _ in
+                consume(FileSuite(fileURL: url, arguments: []).object(forKey: "setting-1") as? String)
+            }))
+    exit(0)
+}
+
 if arguments.count == 4, arguments[1] == "--latency-writer", let count = Int(arguments[3]) {
     try runLatencyWriter(directory: URL(fileURLWithPath: arguments[2]), count: count)
     exit(0)
