@@ -1,4 +1,4 @@
-// Measures each DESIGN.md performance target against its baseline in one run and prints the
+// Measures each performance target (README.md) against its baseline in one run and prints the
 // ratios: `swift run -c release RatioReport`. (package-benchmark's `swift package benchmark`
 // gives the full distributions; this gives the ratios the targets are stated in.)
 import BenchmarkFixtures
