@@ -22,9 +22,12 @@ final class KeyBroadcast<Value: Defaults.Serializable>: @unchecked Sendable {
         let isValid = Atomic(true)
         private let hasEverBeenTied = Atomic(false)
         private let tie = Mutex<LifetimeTie?>(nil)
-        fileprivate weak var broadcast: KeyBroadcast?
+        /// Held strongly until the observer leaves: a broadcast is otherwise held only by its key
+        /// while it has observers, and a key may drop it while an observer is joining.
+        fileprivate let broadcast: KeyBroadcast
 
-        init(handler: @escaping @Sendable (Defaults.KeyChange<Value>) -> Void) {
+        init(broadcast: KeyBroadcast, handler: @escaping @Sendable (Defaults.KeyChange<Value>) -> Void) {
+            self.broadcast = broadcast
             self.handler = handler
         }
     }
@@ -61,8 +64,7 @@ final class KeyBroadcast<Value: Defaults.Serializable>: @unchecked Sendable {
 
     /// Adds an observer; delivers the current value to it first when `initial`.
     func join(initial: Bool, handler: @escaping @Sendable (Defaults.KeyChange<Value>) -> Void) -> Subscriber {
-        let subscriber = Subscriber(handler: handler)
-        subscriber.broadcast = self
+        let subscriber = Subscriber(broadcast: self, handler: handler)
         let id = ObjectIdentifier(subscriber)
         let current = setup.withLock { _ -> Unchecked<Value> in
             startIfNeeded()
@@ -163,7 +165,7 @@ final class KeyBroadcast<Value: Defaults.Serializable>: @unchecked Sendable {
 extension KeyBroadcast.Subscriber: ObservationHandle {
     func invalidate() {
         guard isValid.load(ordering: .acquiring) else { return }
-        broadcast?.leave(self)
+        broadcast.leave(self)
         isValid.store(false, ordering: .releasing)
         let previous = tie.withLock { tie -> LifetimeTie? in
             defer { tie = nil }
@@ -187,7 +189,7 @@ extension KeyBroadcast.Subscriber: ObservationHandle {
         guard isValid.load(ordering: .acquiring) else { return }
         let new = LifetimeTie(object: WeakReference(object), owner: owner)
         hasEverBeenTied.store(true, ordering: .releasing)
-        broadcast?.hasTiedSubscribers.store(true, ordering: .releasing)
+        broadcast.hasTiedSubscribers.store(true, ordering: .releasing)
         let previous = tie.withLock { tie -> LifetimeTie? in
             defer { tie = new }
             return tie
