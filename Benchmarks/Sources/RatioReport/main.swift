@@ -100,6 +100,18 @@ if arguments.count == 2, arguments[1] == "--writes" {  // P3: writes to a file s
     exit(0)
 }
 
+if arguments.count == 2, arguments[1] == "--codable-reads" {  // P2: reads of an unchanged Codable struct
+    struct Profile: Codable, Defaults.Serializable {
+        var name: String
+        var age: Int
+        var tags: [String]
+    }
+    let suite = InMemorySuite()
+    let key = Defaults.Key<Profile>("profile", default: Profile(name: "", age: 0, tags: []), suite: suite)
+    Defaults[key] = Profile(name: "Ada", age: 36, tags: ["math", "engines"])
+    print(format(measure(iterations: 2_000_000, repeats: 5) { _ in consume(Defaults[key].age) }))
+    exit(0)
+}
 if arguments.count == 2, arguments[1] == "--flush" {  // P4: a flush of 10,000 keys after one change
     let directory = Fixtures.makeDirectory()
     Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [])
