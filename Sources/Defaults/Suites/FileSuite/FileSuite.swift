@@ -75,7 +75,7 @@ public final class FileSuite: DefaultsSuite {
         var hasRemovedStaleTemporaryFiles = false
         /// A directory in the file's place already reported by the watcher, not to report it on every event.
         var reportedDirectory: FileIdentity?
-        /// Keeps each key's XML between writes, so that a write encodes only what changed.
+        /// Keeps the last XML written and each key's value, so that a write encodes only what changed.
         var xmlEncoder = XMLDictionaryEncoder()
     }
 
