@@ -3,7 +3,8 @@
 // depend on the benchmark package. Run from this directory:
 //
 //     swift package benchmark                 # package-benchmark's tables (P1, P3, P4, P5, P7)
-//     swift run -c release RatioReport        # the DESIGN.md ratios against their targets
+//     swift run -c release RatioReport        # the targets of README.md, met or not
+//     swift package benchmark thresholds check --target Allocations --path "$PWD/Thresholds/6.3"  # CI
 import PackageDescription
 
 let package = Package(
@@ -27,6 +28,17 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/FileSuiteBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // Allocation counts of the hot paths, checked in CI against Thresholds/.
+        .executableTarget(
+            name: "Allocations",
+            dependencies: [
+                "BenchmarkFixtures",
+                .product(name: "Defaults", package: "swift-defaults"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Allocations",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(

@@ -3,25 +3,39 @@ import Foundation
 /// Writes XML property lists byte for byte in CoreFoundation's layout, so
 /// that files look as if Foundation had written them.
 struct XMLWriter: ~Copyable {
-    private var out: ByteWriter
+    var out: ByteWriter
 
-    private init() {
-        out = ByteWriter(capacity: 16 * 1024)
+    init(capacity: Int = 16 * 1024) {
+        out = ByteWriter(capacity: capacity)
     }
+
+    static let header: StaticString = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+
+        """
+    static let footer: StaticString = "</plist>\n"
 
     static func encode(_ value: Any) throws(PropertyListError) -> Data {
         var writer = XMLWriter()
-        writer.out.append(
-            """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-
-            """
-        )
+        writer.out.append(header)
         try writer.write(value, indent: 0)
-        writer.out.append("</plist>\n")
+        writer.out.append(footer)
         return writer.out.finishData()
+    }
+
+    /// Writes one entry of a dictionary at `indent`: its key line, then its value.
+    mutating func writeEntry(key: String, value: Any, indent: Int) throws(PropertyListError) {
+        tabs(indent)
+        out.append("<key>")
+        appendEscaped(key)
+        out.append("</key>\n")
+        do {
+            try write(value, indent: indent)
+        } catch {
+            throw error.prependingKeyPath(PropertyListValue.keyComponent(key))
+        }
     }
 
     private mutating func write(_ value: Any, indent: Int) throws(PropertyListError) {
@@ -111,15 +125,7 @@ struct XMLWriter: ~Copyable {
         tabs(indent)
         out.append("<dict>\n")
         for (key, value) in entries {
-            tabs(indent + 1)
-            out.append("<key>")
-            appendEscaped(key)
-            out.append("</key>\n")
-            do {
-                try write(value, indent: indent + 1)
-            } catch {
-                throw error.prependingKeyPath(PropertyListValue.keyComponent(key))
-            }
+            try writeEntry(key: key, value: value, indent: indent + 1)
         }
         tabs(indent)
         out.append("</dict>\n")

@@ -1,4 +1,4 @@
-// Measures each DESIGN.md performance target against its baseline in one run and prints the
+// Measures each performance target (README.md) against its baseline in one run and prints the
 // ratios: `swift run -c release RatioReport`. (package-benchmark's `swift package benchmark`
 // gives the full distributions; this gives the ratios the targets are stated in.)
 import BenchmarkFixtures
@@ -25,6 +25,26 @@ func measure(iterations: Int, repeats: Int = 15, _ body: (Int) throws -> Void) r
         samples.append((ContinuousClock.now - start) / iterations)
     }
     return samples.sorted()[samples.count / 2]
+}
+
+/// The median times of two operations measured in alternation, so that a busy moment of the
+/// machine weighs on both alike: for ratios between two fast operations.
+func measurePair(iterations: Int, repeats: Int = 31, _ first: () -> Void, _ second: () -> Void) -> (
+    Duration, Duration
+) {
+    var firstSamples: [Duration] = []
+    var secondSamples: [Duration] = []
+    first()
+    second()
+    for _ in 0..<repeats {
+        var start = ContinuousClock.now
+        for _ in 0..<iterations { first() }
+        firstSamples.append((ContinuousClock.now - start) / iterations)
+        start = ContinuousClock.now
+        for _ in 0..<iterations { second() }
+        secondSamples.append((ContinuousClock.now - start) / iterations)
+    }
+    return (firstSamples.sorted()[repeats / 2], secondSamples.sorted()[repeats / 2])
 }
 
 func format(_ duration: Duration) -> String {
@@ -66,6 +86,56 @@ if arguments.count == 3, arguments[1] == "--memory-child" {
     exit(0)
 }
 
+// For profiling one path alone (`perf record -g .build/release/RatioReport --observers`).
+if arguments.count == 2, arguments[1] == "--observers" {  // P6: a change seen by 1,000 observers
+    print(format(writeCost(observers: 1_000)))
+    exit(0)
+}
+if arguments.count == 2, arguments[1] == "--writes" {  // P3: writes to a file suite
+    let directory = Fixtures.makeDirectory()
+    Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [])
+    let suite = FileSuite(name: "writes", directory: directory, arguments: [])
+    let key = Defaults.Key<Int>("intKey", default: 0, suite: suite)
+    print(format(measure(iterations: 1_000_000, repeats: 5) { index in Defaults[key] = index }))
+    exit(0)
+}
+
+if arguments.count == 2, arguments[1] == "--codable-reads" {  // P2: reads of an unchanged Codable struct
+    struct Profile: Codable, Defaults.Serializable {
+        var name: String
+        var age: Int
+        var tags: [String]
+    }
+    let suite = InMemorySuite()
+    let key = Defaults.Key<Profile>("profile", default: Profile(name: "", age: 0, tags: []), suite: suite)
+    Defaults[key] = Profile(name: "Ada", age: 36, tags: ["math", "engines"])
+    print(format(measure(iterations: 2_000_000, repeats: 5) { _ in consume(Defaults[key].age) }))
+    exit(0)
+}
+if arguments.count == 2, arguments[1] == "--flush" {  // P4: a flush of 10,000 keys after one change
+    let directory = Fixtures.makeDirectory()
+    Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [])
+    let large = try Fixtures.tenThousandKeySuite(in: directory)
+    print(
+        format(
+            try measure(iterations: 50, repeats: 5) { index in
+                large.set(index, forKey: "changed")
+                try large.flush()
+            }))
+    exit(0)
+}
+if arguments.count == 2, arguments[1] == "--load" {  // P5: a cold load of the 10,000-key file
+    let directory = Fixtures.makeDirectory()
+    Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [])
+    let url = try Fixtures.tenThousandKeySuite(in: directory).fileURL
+    print(
+        format(
+            measure(iterations: 20, repeats: 5) { _ in
+                consume(FileSuite(fileURL: url, arguments: []).object(forKey: "setting-1") as? String)
+            }))
+    exit(0)
+}
+
 if arguments.count == 4, arguments[1] == "--latency-writer", let count = Int(arguments[3]) {
     try runLatencyWriter(directory: URL(fileURLWithPath: arguments[2]), count: count)
     exit(0)
@@ -76,11 +146,20 @@ let smallName = Fixtures.userDefaultsSuiteName("small")
 let largeName = Fixtures.userDefaultsSuiteName("large")
 Fixtures.removeAtExit(directory: directory, userDefaultsSuites: [smallName, largeName])
 
-// MARK: P1
+// MARK: P1 and P2
+
+/// A `Codable` struct, stored as JSON as Defaults stores it.
+struct Profile: Codable, Defaults.Serializable {
+    var name: String
+    var age: Int
+    var tags: [String]
+}
 
 let suite = FileSuite(name: "ratios", directory: directory, arguments: [])
 let intKey = Defaults.Key<Int>("intKey", default: 0, suite: suite)
+let profileKey = Defaults.Key<Profile>("profile", default: Profile(name: "", age: 0, tags: []), suite: suite)
 Defaults[intKey] = 42
+Defaults[profileKey] = Profile(name: "Ada", age: 36, tags: ["math", "engines"])
 let dictionary: [String: Any] = ["intKey": 42, "other": "x"]
 guard let userDefaults = UserDefaults(suiteName: smallName) else {
     print("UserDefaults(suiteName:) refused the suite")
@@ -88,28 +167,32 @@ guard let userDefaults = UserDefaults(suiteName: smallName) else {
 }
 userDefaults.set(42, forKey: "intKey")
 
-let p1 = measure(iterations: 200_000) { _ in consume(Defaults[intKey]) }
-let p1Dictionary = measure(iterations: 200_000) { _ in consume(dictionary["intKey"] as? Int) }
+let (p1, p1Dictionary) = measurePair(
+    iterations: 100_000, { consume(Defaults[intKey]) }, { consume(dictionary["intKey"] as? Int) })
 let p1UserDefaults = measure(iterations: 200_000) { _ in consume(userDefaults.integer(forKey: "intKey")) }
-// The suite's own share of a read, without the key's decoding (Defaults.Key and its bridge).
+// The suite's own share of an uncached read: its lock, the lookup and the cast.
 let p1Suite = measure(iterations: 200_000) { _ in consume(suite.object(forKey: "intKey") as? Int) }
+let (p2, p2P1) = measurePair(iterations: 100_000, { consume(Defaults[profileKey].age) }, { consume(Defaults[intKey]) })
 row(
-    "P1 suite.object(forKey:) as? Int vs [String: Any] (the suite's share)", format(p1Suite), format(p1Dictionary),
-    String(format: "%.2f×", ratio(p1Suite, p1Dictionary)), ratio(p1Suite, p1Dictionary) <= 2)
+    "P1 read vs [String: Any] lookup + cast (≤ 1.0×)", format(p1), format(p1Dictionary),
+    String(format: "%.2f×", ratio(p1, p1Dictionary)), ratio(p1, p1Dictionary) <= 1)
 row(
-    "P1 read vs [String: Any] (≤ 2×)", format(p1), format(p1Dictionary),
-    String(format: "%.2f×", ratio(p1, p1Dictionary)), ratio(p1, p1Dictionary) <= 2)
+    "— suite.object(forKey:) as? Int vs [String: Any] (an uncached read's share)", format(p1Suite),
+    format(p1Dictionary), String(format: "%.2f×", ratio(p1Suite, p1Dictionary)), nil)
 row(
-    "P1 read vs UserDefaults.integer (≥ 5× faster)", format(p1), format(p1UserDefaults),
-    String(format: "%.1f× faster", ratio(p1UserDefaults, p1)), ratio(p1UserDefaults, p1) >= 5)
+    "— read vs UserDefaults.integer(forKey:)", format(p1), format(p1UserDefaults),
+    String(format: "%.1f× faster", ratio(p1UserDefaults, p1)), nil)
+row(
+    "P2 Codable struct read vs P1 (≤ 1.5×)", format(p2), format(p2P1),
+    String(format: "%.2f×", ratio(p2, p2P1)), ratio(p2, p2P1) <= 1.5)
 
 // MARK: P3
 
 let p3 = measure(iterations: 100_000) { index in Defaults[intKey] = index }
 let p3UserDefaults = measure(iterations: 20_000) { index in userDefaults.set(index, forKey: "intKey") }
 row(
-    "P3 write vs UserDefaults.set (≤ 1/10)", format(p3), format(p3UserDefaults),
-    String(format: "1/%.1f", ratio(p3UserDefaults, p3)), ratio(p3UserDefaults, p3) >= 10)
+    "P3 write vs UserDefaults.set (≤ 1/40)", format(p3), format(p3UserDefaults),
+    String(format: "1/%.1f", ratio(p3UserDefaults, p3)), ratio(p3UserDefaults, p3) >= 40)
 
 // MARK: P4
 
@@ -124,8 +207,8 @@ for round in 0..<5 {
 }
 let maxWrites = writeCounts.max() ?? 0
 row(
-    "P4 10,000 writes over 100 keys + flush (≤ 5 file writes)", "\(maxWrites) writes (max of 5 runs: \(writeCounts))",
-    "-", "\(maxWrites)", maxWrites <= 5)
+    "P4 10,000 writes over 100 keys + flush (1 file write)", "\(maxWrites) writes (max of 5 runs: \(writeCounts))",
+    "-", "\(maxWrites)", maxWrites <= 1)
 
 let large = try Fixtures.tenThousandKeySuite(in: directory)
 guard let largeUserDefaults = Fixtures.tenThousandKeyUserDefaults(name: largeName) else {
@@ -141,8 +224,8 @@ let p4UserDefaults = measure(iterations: 5, repeats: 7) { index in
     consume(largeUserDefaults.synchronize())
 }
 row(
-    "P4 flush of 10,000 keys vs synchronize() (≥ 10× faster)", format(p4), format(p4UserDefaults),
-    String(format: "%.1f× faster", ratio(p4UserDefaults, p4)), ratio(p4UserDefaults, p4) >= 10)
+    "P4 flush of 10,000 keys after one change vs synchronize() (≥ 30× faster)", format(p4), format(p4UserDefaults),
+    String(format: "%.1f× faster", ratio(p4UserDefaults, p4)), ratio(p4UserDefaults, p4) >= 30)
 
 // MARK: P5
 
@@ -156,8 +239,8 @@ let p5Foundation = measure(iterations: 5, repeats: 9) { _ in
     consume((try? PropertyListSerialization.propertyList(from: data, format: nil)) != nil)
 }
 row(
-    "P5 cold load vs PropertyListSerialization decode (≤ 1/3)", format(p5), format(p5Foundation),
-    String(format: "1/%.1f", ratio(p5Foundation, p5)), ratio(p5Foundation, p5) >= 3)
+    "P5 cold load vs PropertyListSerialization decode (≤ 1/15)", format(p5), format(p5Foundation),
+    String(format: "1/%.1f", ratio(p5Foundation, p5)), ratio(p5Foundation, p5) >= 15)
 
 // MARK: P7
 
@@ -173,27 +256,32 @@ child.waitUntilExit()
 let resident = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
 let memoryRatio = Double(resident) / Double(max(fileSize, 1))
 row(
-    "P7 resident memory vs file size (≤ 3×)", "\(resident / 1024) KB", "file \(fileSize / 1024) KB",
-    String(format: "%.2f×", memoryRatio), resident >= 0 && memoryRatio <= 3)
+    "P7 resident memory vs file size (≤ 2×)", "\(resident / 1024) KB", "file \(fileSize / 1024) KB",
+    String(format: "%.2f×", memoryRatio), resident >= 0 && memoryRatio <= 2)
+
+// MARK: P9
+
+measureCommandLineRead(fileURL: fileURL)
 
 // MARK: Observation: a write's cost with observers, and P6
 
 let unobserved = writeCost(observers: 0)
-for observerCount in [1, 1_000] {
-    let observed = writeCost(observers: observerCount)
-    row(
-        "write with \(observerCount) observer(s) on the key vs with none", format(observed), format(unobserved),
-        String(format: "%.1f×", ratio(observed, unobserved)), nil
-    )
-}
+let oneObserver = writeCost(observers: 1)
+row(
+    "— write with 1 observer on the key vs with none", format(oneObserver), format(unobserved),
+    String(format: "%.1f×", ratio(oneObserver, unobserved)), nil)
+let thousandObservers = writeCost(observers: 1_000)
+row(
+    "P6 one change seen by 1,000 observers of one key, in all (≤ 100 µs)", format(thousandObservers),
+    "write with none: \(format(unobserved))", format(thousandObservers), thousandObservers <= .microseconds(100))
 
 let latencies = try crossProcessLatencies(directory: directory, count: 200)
 let p50 = Duration.nanoseconds(percentile(latencies, 0.5))
 let p99 = Duration.nanoseconds(percentile(latencies, 0.99))
 row(
-    "P6 another process's change seen by an observer, p99 (≤ 50 ms)",
+    "P6 another process's change seen by an observer, p99 (≤ 5 ms)",
     "p50 \(format(p50)), p99 \(format(p99)), \(latencies.count)/200 seen", "Foundation: never",
-    format(p99), latencies.count == 200 && p99 <= .milliseconds(50)
+    format(p99), latencies.count == 200 && p99 <= .milliseconds(5)
 )
 
 print("")

@@ -26,6 +26,12 @@ extension Defaults {
 
         private let defaultSource: DefaultSource
         @usableFromInline let decodeCache: DecodeCache<Value>?
+        /// The value read last and the suite generation it was read at; `nil` for reference types.
+        @usableFromInline let readCache = KeyReadCache<Value>()
+        /// Whether `Value` is an `Optional`, found once: asking on each write costs a conformance lookup.
+        @usableFromInline let isOptional = Value.self is any OptionalProtocol.Type
+        /// The observers of this key made with ``Defaults/observe(_:options:handler:)``, while there are some.
+        let broadcastSlot = Mutex<KeyBroadcast<Value>?>(nil)
         /// Where the key was declared, for ``Defaults/KeyRegistry``.
         let declarationSite: KeyDeclarationSite
 
@@ -137,9 +143,28 @@ extension Defaults {
         ///
         /// The suite is an existential, not a generic parameter, so that the caller's copy is
         /// specialized for `Value` even when the suite's type is known only at run time.
+        ///
+        /// While the suite's ``DefaultsSuite/valueGeneration`` is the one the key read at last, the
+        /// value read then is returned again: no lookup, cast or decode. A dynamic default is
+        /// never kept, as it is computed on each read.
         @inlinable
         func value(in suite: any DefaultsSuite) -> Value {
-            value(fromStored: suite.object(forKey: name))
+            guard let readCache, let generation = suite.valueGeneration else {
+                return value(fromStored: suite.object(forKey: name))
+            }
+            if let cached = readCache.value(at: generation) {
+                return cached
+            }
+            // Read after loading the generation: a concurrent write can only make the entry old.
+            if let object = suite.object(forKey: name), let value = decode(object) {
+                readCache.store(value, at: generation)
+                return value
+            }
+            let value = defaultValue
+            if !isDefaultValueDynamic {
+                readCache.store(value, at: generation)
+            }
+            return value
         }
 
         /// Stores `value` in `suite`; `nil` (for an optional key) removes the stored value.
@@ -147,7 +172,12 @@ extension Defaults {
         /// A value that cannot be serialized is reported and leaves the stored value unchanged.
         @inlinable
         func store(_ value: Value, in suite: any DefaultsSuite) {
-            if let optional = value as? any OptionalProtocol, optional.isNil {
+            if Value.self == Int.self || Value.self == String.self || Value.self == Double.self
+                || Value.self == Bool.self || Value.self == Date.self || Value.self == Data.self
+            {
+                // Their bridges store the value as itself (checked when specialized, so free).
+                suite.set(value, forKey: name)
+            } else if isOptional, let optional = value as? any OptionalProtocol, optional.isNil {
                 suite.set(nil, forKey: name)
             } else if let object = Value.bridge.serialize(value) {
                 suite.set(object, forKey: name)

@@ -41,6 +41,10 @@ extension Defaults {
     ) -> Observation {
         // Values are decoded on the delivering thread from the stored objects, so `Value` need
         // not be Sendable: no typed value is ever handed from one thread to another.
+        // Observers of one key share one read and decode per change, when values can be shared.
+        if KeyBroadcast<Value>.isUsable {
+            return Observation(core: key.broadcast().join(initial: options.wantsInitial, handler: handler))
+        }
         let delivery = KeyChangeHandler(reader: KeyValueReader(key), handler: handler)
         let core = ObservationCore(keys: delivery.reader.keys, deliver: delivery.deliver)
         let observation = Observation(core: core)

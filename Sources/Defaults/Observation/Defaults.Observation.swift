@@ -17,9 +17,9 @@ extension Defaults {
     /// }
     /// ```
     public final class Observation: Sendable {
-        let core: ObservationCore
+        let core: any ObservationHandle
 
-        init(core: ObservationCore) {
+        init(core: any ObservationHandle) {
             self.core = core
         }
 
@@ -86,4 +86,14 @@ extension Defaults.ObservationOptions {
     var wantsInitial: Bool {
         contains(.initial) || contains(.prioritizedInitial)
     }
+}
+
+/// What an ``Defaults/Observation`` controls: an ``ObservationCore``, or one observer of a
+/// ``KeyBroadcast``.
+protocol ObservationHandle: Sendable {
+    func invalidate()
+    /// Whether it still delivers; invalidates it when its tied object is gone.
+    func checkAlive() -> Bool
+    func tie(to object: AnyObject, owner: AnyObject & Sendable)
+    func removeTie()
 }

@@ -13,16 +13,10 @@ import Synchronization
 ///   carried, so each change reaches the observer once, and `old` is always the previous `new`.
 /// - The initial value, when asked for, is delivered before any change, and before ``start(initial:)``
 ///   returns.
-final class ObservationCore: Sendable {
+final class ObservationCore: ObservationHandle {
     private struct Registration: Sendable {
         let center: SuiteChangeCenter
         let token: SuiteChangeCenter.Token
-    }
-
-    private struct LifetimeTie: Sendable {
-        let object: WeakReference
-        /// The object that owns this core (an ``Defaults/Observation``), kept alive by the tie.
-        let owner: AnyObject & Sendable
     }
 
     private struct State {
@@ -41,8 +35,16 @@ final class ObservationCore: Sendable {
     private let isInvalidatedFlag = Atomic(false)
     private let hasEverBeenTied = Atomic(false)
 
-    init(keys: ObservedKeys, deliver: @escaping @Sendable (ObservedChange) -> Void) {
+    /// Whether whoever the core delivers to still wants changes (a ``KeyBroadcast``'s observers,
+    /// some of which may be tied to objects); asked with the core's own liveness checks.
+    private let isWanted: (@Sendable () -> Bool)?
+
+    init(
+        keys: ObservedKeys, isWanted: (@Sendable () -> Bool)? = nil,
+        deliver: @escaping @Sendable (ObservedChange) -> Void
+    ) {
         self.keys = keys
+        self.isWanted = isWanted
         self.deliver = deliver
     }
 
@@ -138,6 +140,10 @@ final class ObservationCore: Sendable {
     /// Whether the core is valid and, if tied, its object alive; invalidates it when the object is gone.
     func checkAlive() -> Bool {
         guard isValid else { return false }
+        if let isWanted, !isWanted() {
+            invalidate()
+            return false
+        }
         guard hasEverBeenTied.load(ordering: .acquiring) else { return true }
         let objectIsGone = state.withLock { state in state.tie.map { $0.object.isGone } ?? false }
         if objectIsGone {
@@ -186,6 +192,13 @@ final class ObservationCore: Sendable {
             deliver(next)
         }
     }
+}
+
+/// An observation's tie to the lifetime of another object.
+struct LifetimeTie: Sendable {
+    let object: WeakReference
+    /// The object that owns the observation (an ``Defaults/Observation``), kept alive by the tie.
+    let owner: AnyObject & Sendable
 }
 
 /// A weak reference to an object that is only ever tested for being alive.

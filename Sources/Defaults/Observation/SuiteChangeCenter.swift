@@ -27,6 +27,8 @@ public final class SuiteChangeCenter: Sendable {
     }
 
     private let state = Mutex(State())
+    /// `state.observers.count`, readable without the lock: a write asks whether anyone listens.
+    private let registeredCount = Atomic<Int>(0)
 
     /// Creates an empty change center.
     public init() {}
@@ -49,13 +51,17 @@ public final class SuiteChangeCenter: Sendable {
         state.withLock { state in
             state.nextID += 1
             state.observers[state.nextID] = Observer(keys: keys, handler: handler, isAlive: isAlive)
+            registeredCount.store(state.observers.count, ordering: .relaxed)
             return Token(id: state.nextID)
         }
     }
 
     /// Removes an observer; removing one twice does nothing.
     public func removeObserver(_ token: Token) {
-        _ = state.withLock { $0.observers.removeValue(forKey: token.id) }
+        state.withLock { state in
+            state.observers.removeValue(forKey: token.id)
+            registeredCount.store(state.observers.count, ordering: .relaxed)
+        }
     }
 
     /// The number of registered observers that are still alive.
@@ -64,6 +70,7 @@ public final class SuiteChangeCenter: Sendable {
     /// suite is gone (invalidated, dropped, cancelled, or tied to an object that was released),
     /// this is `0`.
     public var observerCount: Int {
+        guard registeredCount.load(ordering: .relaxed) > 0 else { return 0 }
         let checks = state.withLock { state in
             state.observers.compactMap { id, observer in observer.isAlive.map { (id, $0) } }
         }
@@ -72,6 +79,7 @@ public final class SuiteChangeCenter: Sendable {
             for id in dead {
                 state.observers.removeValue(forKey: id)
             }
+            registeredCount.store(state.observers.count, ordering: .relaxed)
             return state.observers.count
         }
     }
@@ -103,6 +111,7 @@ public final class SuiteChangeCenter: Sendable {
                 for id in dead {
                     state.observers.removeValue(forKey: id)
                 }
+                registeredCount.store(state.observers.count, ordering: .relaxed)
             }
         }
     }

@@ -68,6 +68,15 @@ public protocol DefaultsSuite: AnyObject, Sendable {
 
     /// Returns when every value written so far is durably stored.
     func flush() throws
+
+    /// A number that changes whenever any value a read can see changes (in any domain, by any
+    /// path: a write, `removeAll`, a registration, another process's change), and that no other
+    /// state of any suite shares; `nil` when the suite cannot tell.
+    ///
+    /// A key keeps the value it decoded last with this number and returns it again while the
+    /// number is unchanged, without a lookup or a decode. Suites whose values can change behind
+    /// their back (`UserDefaults`) return `nil`, the default, and are read every time.
+    var valueGeneration: UInt64? { get }
 }
 
 extension DefaultsSuite {
@@ -83,6 +92,9 @@ extension DefaultsSuite {
         }
         return result
     }
+
+    /// `nil`: a suite that does not number its states is read every time.
+    public var valueGeneration: UInt64? { nil }
 
     /// Sets the values one by one without telling observers, then posts one change with every
     /// key whose read value changed.

@@ -13,6 +13,7 @@ public final class InMemorySuite: DefaultsSuite {
     public let name: String
     public let changes = SuiteChangeCenter()
     private let domains: Mutex<SuiteDomains>
+    private let generation = SuiteGeneration()
 
     /// Creates a suite holding `values`, with optional launch-argument overrides
     /// (`["-key", "value", …]`, values in property-list syntax).
@@ -20,7 +21,8 @@ public final class InMemorySuite: DefaultsSuite {
     {
         self.name = name
         let values = values.compactMapValues(PropertyListObject.normalized)
-        domains = Mutex(SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: values))
+        domains = Mutex(
+            SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: values, generation: generation))
     }
 
     public func object(forKey key: String) -> Any? {
@@ -49,6 +51,8 @@ public final class InMemorySuite: DefaultsSuite {
     public func persistentValues() -> [String: Any] {
         domains.withLock { $0.persistent }
     }
+
+    public var valueGeneration: UInt64? { generation.value }
 
     /// Nothing to do: the values are never stored anywhere else.
     public func flush() throws {}

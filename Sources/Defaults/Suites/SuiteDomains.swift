@@ -6,12 +6,43 @@
 /// `@unchecked Sendable`: the dictionaries hold only property-list objects (strings, numbers,
 /// dates, data, arrays and dictionaries of these), which are immutable values, and, in the
 /// arguments domain, the `Sendable` marker ``ArgumentsDomain/Absent``.
+///
+/// Every change to a domain, whatever the path that makes it, advances ``generation``, which the
+/// suite exposes as ``DefaultsSuite/valueGeneration`` for keys' read caches.
 struct SuiteDomains: @unchecked Sendable {
-    var managed: [String: Any] = [:]
-    var arguments: [String: Any] = [:]
-    var persistent: [String: Any] = [:]
-    var vendor: [String: Any] = [:]
-    var registered: [String: Any] = [:]
+    var managed: [String: Any] = [:] {
+        didSet { generation.advance() }
+    }
+    var arguments: [String: Any] = [:] {
+        didSet { generation.advance() }
+    }
+    var persistent: [String: Any] = [:] {
+        didSet { generation.advance() }
+    }
+    var vendor: [String: Any] = [:] {
+        didSet { generation.advance() }
+    }
+    var registered: [String: Any] = [:] {
+        didSet { generation.advance() }
+    }
+    /// Shared with the suite, which reads it without taking its lock.
+    let generation: SuiteGeneration
+
+    init(
+        managed: [String: Any] = [:],
+        arguments: [String: Any] = [:],
+        persistent: [String: Any] = [:],
+        vendor: [String: Any] = [:],
+        registered: [String: Any] = [:],
+        generation: SuiteGeneration = SuiteGeneration()
+    ) {
+        self.managed = managed
+        self.arguments = arguments
+        self.persistent = persistent
+        self.vendor = vendor
+        self.registered = registered
+        self.generation = generation
+    }
 
     /// The domain a read of a key is answered from.
     enum Source: Hashable {

@@ -64,9 +64,9 @@ extension ObservationTests {
             #expect(recorder.values == [10])
             #expect(Defaults[key] == 11)
             // No observer of this process hears about the change made inside the closure. (The
-            // other observer, called after the first, reads the key when it is told about the
-            // change to 10 and so sees 11: observers report the value at the time they run.)
-            #expect(other.values == [11])
+            // other observer is told about the same change to 10: observers of one key share one
+            // read and decode of each change.)
+            #expect(other.values == [10])
             // The next change reports the value the observer last saw as the old one.
             Defaults[key] = 20
             #expect(recorder.values == [10, 20])

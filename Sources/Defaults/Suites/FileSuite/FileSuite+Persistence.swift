@@ -143,7 +143,8 @@ extension FileSuite {
         }
         guard let (pending, values) = taken?.values else { return }
         do {
-            let identity = try file.write(values, removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles)
+            let identity = try file.write(
+                values, encoder: &io.xmlEncoder, removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles)
             io.hasRemovedStaleTemporaryFiles = true
             state.withLock { state in
                 state.loadedIdentity = identity

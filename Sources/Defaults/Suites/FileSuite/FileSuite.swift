@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 import Logging
 import Synchronization
@@ -60,6 +61,8 @@ public final class FileSuite: DefaultsSuite {
     /// reading it directly sees them as Foundation code expects.
     let mirrorsRegistrationToStandardUserDefaults: Bool
     let state: Mutex<State>
+    /// Advanced by `state.domains` on every change; read without the lock (``valueGeneration``).
+    let generation = SuiteGeneration()
     /// Serializes this process's disk I/O for the suite (writes and reloads), so that a reload
     /// cannot apply a file older than one this process has just written.
     let io = Mutex(IOState())
@@ -85,6 +88,8 @@ public final class FileSuite: DefaultsSuite {
         /// Something in the file's place (a directory, a FIFO) already reported by the watcher, not
         /// to report it on every event.
         var reportedBlockage: FileIdentity?
+        /// Keeps the last XML written and each key's value, so that a write encodes only what changed.
+        var xmlEncoder = XMLDictionaryEncoder()
     }
 
     /// The most problems ``problems`` keeps; older ones are dropped.
@@ -187,7 +192,7 @@ public final class FileSuite: DefaultsSuite {
             State(
                 domains: SuiteDomains(
                     managed: layers.managed.values, arguments: ArgumentsDomain.parse(launchArguments),
-                    persistent: values, vendor: layers.vendor.values),
+                    persistent: values, vendor: layers.vendor.values, generation: generation),
                 loadedIdentity: identity
             )
         )
@@ -215,6 +220,8 @@ public final class FileSuite: DefaultsSuite {
     public func object(forKey key: String) -> Any? {
         state.withLock { $0.domains.object(forKey: key) }
     }
+
+    public var valueGeneration: UInt64? { generation.value }
 
     public func set(_ object: Any?, forKey key: String) {
         if refuseManagedWrite(key) { return }

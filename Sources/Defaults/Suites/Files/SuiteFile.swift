@@ -158,9 +158,18 @@ import Darwin
     /// Replaces the file with `values` as an XML property list, atomically, through a link to a
     /// file the user owns. Call it holding the lock. Returns the new file's identity.
     func write(_ values: [String: Any], removingStaleTemporaryFiles: Bool) throws -> FileIdentity {
+        var encoder = XMLDictionaryEncoder()
+        return try write(values, encoder: &encoder, removingStaleTemporaryFiles: removingStaleTemporaryFiles)
+    }
+
+    /// Writes `values` with `encoder`, which keeps what it encoded last so that a writer of the
+    /// same file encodes only the entries that changed.
+    func write(
+        _ values: [String: Any], encoder: inout XMLDictionaryEncoder, removingStaleTemporaryFiles: Bool
+    ) throws -> FileIdentity {
         let data: Data
         do {
-            data = try PropertyList.encodeXML(values)
+            data = try encoder.encode(values)
         } catch {
             throw FileRefusal(description: "the values could not be encoded: \(error)")
         }

@@ -1,0 +1,166 @@
+import Foundation
+
+/// Encodes a top-level dictionary as an XML property list again and again, re-encoding only the
+/// entries whose value changed since the last call: the others are copied from the last document.
+///
+/// A suite that rewrites its whole file after each change keeps one, so that a flush costs a
+/// copy of the unchanged bytes rather than an encoding of every value. The output is byte for
+/// byte what ``PropertyList/encodeXML(_:)`` gives for the same dictionary.
+///
+/// ```swift
+/// var encoder = XMLDictionaryEncoder()
+/// let first = try encoder.encode(["a": 1, "b": "two"])
+/// let second = try encoder.encode(["a": 1, "b": "three"])   // only "b" is encoded again
+/// ```
+///
+/// It keeps the last document and, per key, the value it was encoded from and where its entry
+/// ends: about the file's size again, plus 40 bytes a key.
+public struct XMLDictionaryEncoder: @unchecked Sendable {
+    // `@unchecked Sendable`: the kept values are property-list objects, immutable values.
+
+    /// The keys of the last document, sorted, with each value and the end of its entry in `document`.
+    private var keys: [String] = []
+    private var values: [Any] = []
+    private var entryEnds: [Int] = []
+    private var document = Data()
+    /// Where the first entry starts in `document`.
+    private var entriesStart = 0
+
+    public init() {}
+
+    /// The XML property list of `dictionary`, as ``PropertyList/encodeXML(_:)`` writes it.
+    ///
+    /// - Throws: ``PropertyListError`` for a value with no property-list form; the encoder then
+    ///   keeps its last document.
+    public mutating func encode(_ dictionary: [String: Any]) throws(PropertyListError) -> Data {
+        if dictionary.count == keys.count, let data = try encodeReusing(dictionary) {
+            return data
+        }
+        return try encodeAll(dictionary)
+    }
+
+    /// Encodes every entry, and keeps what the next call needs.
+    private mutating func encodeAll(_ dictionary: [String: Any]) throws(PropertyListError) -> Data {
+        let sortedKeys = dictionary.keys.sorted()
+        var writer = XMLWriter(capacity: max(document.count + 1024, 16 * 1024))
+        writer.out.append(XMLWriter.header)
+        var newValues: [Any] = []
+        var newEnds: [Int] = []
+        newValues.reserveCapacity(sortedKeys.count)
+        newEnds.reserveCapacity(sortedKeys.count)
+        let start: Int
+        if sortedKeys.isEmpty {
+            writer.out.append("<dict/>\n")
+            start = writer.out.count
+        } else {
+            writer.out.append("<dict>\n")
+            start = writer.out.count
+            for key in sortedKeys {
+                guard let value = dictionary[key] else { continue }
+                try writer.writeEntry(key: key, value: value, indent: 1)
+                newValues.append(value)
+                newEnds.append(writer.out.count)
+            }
+            writer.out.append("</dict>\n")
+        }
+        writer.out.append(XMLWriter.footer)
+        let data = writer.out.finishData()
+        keys = sortedKeys
+        values = newValues
+        entryEnds = newEnds
+        entriesStart = start
+        document = data
+        return data
+    }
+
+    /// Encodes `dictionary` by copying the entries whose value is unchanged; `nil` when its keys
+    /// are not the last document's (a key was added or removed), for ``encodeAll(_:)`` to do.
+    private mutating func encodeReusing(_ dictionary: [String: Any]) throws(PropertyListError) -> Data? {
+        guard !keys.isEmpty else { return nil }
+        var writer = XMLWriter(capacity: document.count + 1024)
+        var newValues = values
+        var newEnds = entryEnds
+        var isChanged = false
+        var hasOtherKeys = false
+        var failure: PropertyListError?
+        document.withUnsafeBytes { old in
+            let old = old.bindMemory(to: UInt8.self)
+            // The bytes of unchanged entries in a row, copied together when a changed one comes.
+            var copyStart = 0
+            var copyEnd = entriesStart
+            for index in keys.indices {
+                guard let value = dictionary[keys[index]] else {
+                    hasOtherKeys = true
+                    return
+                }
+                if Self.encodesIdentically(values[index], value) {
+                    copyEnd = entryEnds[index]
+                    newEnds[index] = writer.out.count + (copyEnd - copyStart)
+                    continue
+                }
+                isChanged = true
+                writer.out.append(UnsafeBufferPointer(rebasing: old[copyStart..<copyEnd]))
+                do throws(PropertyListError) {
+                    try writer.writeEntry(key: keys[index], value: value, indent: 1)
+                } catch {
+                    failure = error
+                    return
+                }
+                newValues[index] = value
+                newEnds[index] = writer.out.count
+                copyStart = entryEnds[index]
+                copyEnd = copyStart
+            }
+            // The rest: unchanged entries, then `</dict>` and the footer.
+            writer.out.append(UnsafeBufferPointer(rebasing: old[copyStart..<old.count]))
+        }
+        if let failure {
+            throw failure
+        }
+        guard !hasOtherKeys else { return nil }
+        guard isChanged else { return document }
+        let data = writer.out.finishData()
+        values = newValues
+        entryEnds = newEnds
+        document = data
+        return data
+    }
+
+    /// Whether two values have the same XML: equal and of the same kind, and for reals and
+    /// dates the same bits (`0.0` and `-0.0` are equal but are written differently).
+    static func encodesIdentically(_ lhs: Any, _ rhs: Any) -> Bool {
+        // The common scalars first, with one cast each: classifying tries one cast after another.
+        let type = Swift.type(of: lhs)
+        guard type == Swift.type(of: rhs) else { return slowlyEncodesIdentically(lhs, rhs) }
+        if type == Int.self, let a = lhs as? Int, let b = rhs as? Int { return a == b }
+        if type == String.self, let a = lhs as? String, let b = rhs as? String { return a == b }
+        if type == Double.self, let a = lhs as? Double, let b = rhs as? Double { return a.bitPattern == b.bitPattern }
+        if type == Bool.self, let a = lhs as? Bool, let b = rhs as? Bool { return a == b }
+        if type == Date.self, let a = lhs as? Date, let b = rhs as? Date {
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        }
+        if type == [Any].self, let a = lhs as? [Any], let b = rhs as? [Any] {
+            return a.count == b.count && zip(a, b).allSatisfy { encodesIdentically($0, $1) }
+        }
+        return slowlyEncodesIdentically(lhs, rhs)
+    }
+
+    private static func slowlyEncodesIdentically(_ lhs: Any, _ rhs: Any) -> Bool {
+        switch (PropertyListValue.classify(lhs), PropertyListValue.classify(rhs)) {
+        case (.string(let a), .string(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.uint(let a), .uint(let b)): a == b
+        case (.bool(let a), .bool(let b)): a == b
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        case (.date(let a), .date(let b)):
+            a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.data(let a), .data(let b)): a == b
+        case (.array(let a), .array(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { encodesIdentically($0, $1) }
+        case (.dictionary(let a), .dictionary(let b)):
+            a.count == b.count
+                && a.allSatisfy { key, value in b[key].map { encodesIdentically(value, $0) } ?? false }
+        default: false
+        }
+    }
+}

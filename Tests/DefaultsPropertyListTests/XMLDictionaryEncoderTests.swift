@@ -1,0 +1,102 @@
+import DefaultsPropertyList
+import Foundation
+import Testing
+
+/// The incremental encoder writes exactly what a full encoding writes, whatever changed.
+@Suite("XMLDictionaryEncoder")
+struct XMLDictionaryEncoderTests {
+    /// Encodes with `encoder` and checks it against a full encoding of the same dictionary.
+    private func expectSameAsFullEncoding(
+        _ encoder: inout XMLDictionaryEncoder, _ dictionary: [String: Any],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let incremental = try encoder.encode(dictionary)
+        let full = try PropertyList.encodeXML(dictionary)
+        #expect(
+            String(decoding: incremental, as: UTF8.self) == String(decoding: full, as: UTF8.self),
+            sourceLocation: sourceLocation)
+    }
+
+    @Test func everyKindOfChangeGivesTheFullEncoding() throws {
+        var encoder = XMLDictionaryEncoder()
+        var values: [String: Any] = [
+            "int": 1, "string": "a < b & c", "real": 0.5, "flag": true,
+            "date": Date(timeIntervalSinceReferenceDate: 1_000), "data": Data([1, 2, 3]),
+            "list": [1, "two", [3.0]], "nested": ["inner": ["deep": 1]],
+        ]
+        try expectSameAsFullEncoding(&encoder, values)
+        try expectSameAsFullEncoding(&encoder, values)  // nothing changed
+        values["int"] = 2
+        try expectSameAsFullEncoding(&encoder, values)
+        values["int"] = true  // same truth, another kind
+        try expectSameAsFullEncoding(&encoder, values)
+        values["int"] = 1.0
+        try expectSameAsFullEncoding(&encoder, values)
+        values["real"] = -0.0
+        try expectSameAsFullEncoding(&encoder, values)
+        values["real"] = 0.0  // equal to -0.0, written differently
+        try expectSameAsFullEncoding(&encoder, values)
+        values["nested"] = ["inner": ["deep": 2]]
+        try expectSameAsFullEncoding(&encoder, values)
+        values["list"] = [1, "two", [3.0], "four"]
+        try expectSameAsFullEncoding(&encoder, values)
+        values["aaa first"] = "added"  // a key added before every other
+        try expectSameAsFullEncoding(&encoder, values)
+        values["string"] = nil  // a key removed
+        try expectSameAsFullEncoding(&encoder, values)
+        values = [:]
+        try expectSameAsFullEncoding(&encoder, values)
+        values = ["back": "again"]
+        try expectSameAsFullEncoding(&encoder, values)
+    }
+
+    /// Random changes to a dictionary of a few hundred keys, checked after each flush.
+    @Test func randomChangesGiveTheFullEncoding() throws {
+        var generator = SplitMix(seed: 0x5EED)
+        var encoder = XMLDictionaryEncoder()
+        var values: [String: Any] = [:]
+        for index in 0..<300 {
+            values["key\(index)"] = index
+        }
+        for _ in 0..<200 {
+            for _ in 0..<Int(generator.next() % 4) {
+                let key = "key\(generator.next() % 320)"
+                switch generator.next() % 6 {
+                case 0: values[key] = nil
+                case 1: values[key] = "s\(generator.next() % 10)"
+                case 2: values[key] = Double(generator.next() % 10) / 4
+                case 3: values[key] = [Int(generator.next() % 3)]
+                case 4: values[key] = generator.next() % 2 == 0
+                default: values[key] = Int(generator.next() % 10)
+                }
+            }
+            try expectSameAsFullEncoding(&encoder, values)
+        }
+    }
+
+    /// A value with no property-list form is refused, and the encoder goes on correctly after.
+    @Test func anUnsupportedValueThrowsAndTheNextEncodingIsRight() throws {
+        var encoder = XMLDictionaryEncoder()
+        var values: [String: Any] = ["a": 1, "b": 2]
+        try expectSameAsFullEncoding(&encoder, values)
+        #expect(throws: PropertyListError.self) {
+            try encoder.encode(["a": 1, "b": URL(fileURLWithPath: "/")])
+        }
+        values["b"] = 3
+        try expectSameAsFullEncoding(&encoder, values)
+    }
+}
+
+/// A small deterministic generator, so that a failure can be replayed.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
