@@ -94,12 +94,16 @@ struct DomainSelection: ParsableArguments {
     /// the domain.
     var isGiven: Bool { globalDomain || path != nil }
 
+    /// Two ways of choosing the domain at once is a usage error (exit status 64).
+    func validate() throws {
+        if globalDomain, path != nil {
+            throw ValidationError("-g and --path cannot be used together")
+        }
+    }
+
     /// The domain chosen by an option, or else by the first of `arguments` (which is removed).
     /// `nil` when neither gives one.
     func take(from arguments: inout [String]) throws(CommandFailure) -> Domain? {
-        if globalDomain, path != nil {
-            throw CommandFailure("-g and --path cannot be used together")
-        }
         if globalDomain {
             return .global
         }

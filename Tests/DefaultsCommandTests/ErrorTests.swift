@@ -151,8 +151,6 @@ struct ErrorTests {
         try expectFailure(
             sandbox, ["read-type", "com.example.demo"],
             message: "Missing key\nUsage: defaults read-type <domain> <key>", status: 64)
-        try expectFailure(
-            sandbox, ["read", "-g", "--path", "/tmp/x.plist"], message: "-g and --path cannot be used together")
         let unknown = try sandbox.run("frobnicate")
         #expect(unknown.status != 0 && !unknown.error.isEmpty)
     }

@@ -66,4 +66,14 @@ struct RoughEdgesTests {
         #expect(list?.first as? Int == -1)
         #expect(list?.last as? String == "-x")
     }
+
+    @Test("-g with --path is a usage error that writes nothing")
+    func globalDomainWithPath() throws {
+        let sandbox = try CommandSandbox()
+        let file = sandbox.path + "/other.plist"
+        let result = try sandbox.run(["write", "-g", "--path", file, "key", "-int", "1"])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.error.contains("-g and --path cannot be used together"), "\(result)")
+        #expect(try sandbox.fileNames().isEmpty, "nothing is written, neither the global domain nor the file")
+    }
 }
