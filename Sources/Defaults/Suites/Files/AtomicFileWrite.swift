@@ -9,8 +9,8 @@ import Darwin
 #endif
 
 /// Why the file layer will not touch what is at a path, in words for a message.
-struct FileRefusal: Error, CustomStringConvertible {
-    var description: String
+@_spi(Files) public struct FileRefusal: Error, CustomStringConvertible {
+    public var description: String
 }
 
 /// Replacing a file so that a crash at any moment leaves either the old or the new version, in a
