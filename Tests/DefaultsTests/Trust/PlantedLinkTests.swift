@@ -44,5 +44,53 @@ extension Trust {
             #expect(suite.object(forKey: "a") as? Int == 1)
             #expect(suite.problems.last?.kind == .lockFailed)
         }
+
+        /// In a shared directory (sticky, writable by all), another user plants a link at the
+        /// suite file's name pointing at a file of the writer's (their shell profile): the file is
+        /// neither overwritten nor moved aside as damaged, and the link stays.
+        @Test(.enabled(if: geteuid() == 0, "only root can give a link to another user"))
+        func linkPlantedByAnotherUserAtTheSuiteFileIsNotFollowed() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let shared = directory.url.appendingPathComponent("shared", isDirectory: true)
+            try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+            try #require(chmod(shared.path, 0o1777) == 0)
+            let victim = directory.url.appendingPathComponent("profile")
+            try Data("export PATH=/usr/bin\n".utf8).write(to: victim)
+            let planted = shared.appendingPathComponent("test.plist").path
+            try #require(symlink(victim.path, planted) == 0)
+            try #require(lchown(planted, 65534, 65534) == 0)
+
+            let suite = FileSuite(name: "test", directory: shared, arguments: [])
+            suite.set(1, forKey: "a")
+            #expect(throws: SuiteError.self) { try suite.flush() }
+
+            #expect(try Data(contentsOf: victim) == Data("export PATH=/usr/bin\n".utf8))
+            #expect(fileType(at: planted) == S_IFLNK)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["profile", "shared"])
+            #expect(suite.object(forKey: "a") as? Int == 1)
+        }
+
+        /// A link to a file not created yet is followed only into a directory the user owns: a
+        /// link into another user's directory does not create a file there.
+        @Test(.enabled(if: geteuid() == 0, "only root can give a directory to another user"))
+        func danglingLinkIntoAnotherUsersDirectoryCreatesNothing() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let config = directory.url.appendingPathComponent("config", isDirectory: true)
+            let others = directory.url.appendingPathComponent("others", isDirectory: true)
+            for folder in [config, others] {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+            try #require(chown(others.path, 65534, 65534) == 0)
+            try #require(chmod(others.path, 0o777) == 0)
+            try #require(symlink(others.path + "/authorized", config.path + "/test.plist") == 0)
+
+            let suite = FileSuite(name: "test", directory: config, arguments: [])
+            suite.set(1, forKey: "a")
+            #expect(throws: SuiteError.self) { try suite.flush() }
+
+            #expect(try FileManager.default.contentsOfDirectory(atPath: others.path).isEmpty)
+            #expect(fileType(at: config.path + "/test.plist") == S_IFLNK)
+        }
     }
 }

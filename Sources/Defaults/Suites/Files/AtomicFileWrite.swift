@@ -18,40 +18,57 @@ import Darwin
 /// is created with `O_EXCL | O_NOFOLLOW`, so a planted file or link is never written through.
 enum AtomicFileWrite {
     /// The file a write of `path` replaces: `path` itself, or, when `path` is a link (a dotfile
-    /// kept in a repository and linked into place), the file it points to, replaced in its own
-    /// directory so that the link keeps working. A link is followed only to a regular file the
-    /// user owns, or to a missing file in an existing directory.
+    /// kept in a repository and linked into place), the file at the end of its chain of links,
+    /// replaced in its own directory so that the links keep working.
+    ///
+    /// A link is followed only if the user made it (owns it): a link another user planted in a
+    /// shared directory is refused, even to a file of the user's. The end of the chain must be a
+    /// regular file the user owns, or a missing file in a directory the user owns.
     static func target(of path: String) throws -> String {
-        guard let info = try PosixFile.linkStatus(path) else { return path }
-        switch PosixFile.fileType(info) {
-        case S_IFREG:
-            return path
-        case S_IFLNK:
-            break
-        default:
-            throw FileRefusal(description: "\(path) is not a regular file; it is left in place")
-        }
-        guard let resolved = realpath(path, nil) else {
-            guard errno == ENOENT, let destination = linkDestination(path),
-                let parent = try PosixFile.linkStatus((destination as NSString).deletingLastPathComponent),
-                PosixFile.fileType(parent) == S_IFDIR
-            else {
-                throw FileRefusal(description: "\(path) is a link that cannot be followed; it is left in place")
+        var current = path
+        // The kernel's own limit on links in a chain (ELOOP).
+        for _ in 0..<40 {
+            guard let info = try PosixFile.linkStatus(current) else {
+                guard current != path else { return path }
+                // A link to a file not created yet (a fresh checkout of dotfiles): create it there.
+                let parent = (current as NSString).deletingLastPathComponent
+                guard let parentIdentity = try PosixFile.status(parent.isEmpty ? "." : parent),
+                    PosixFile.fileType(parentIdentity) == S_IFDIR, parentIdentity.st_uid == geteuid()
+                else {
+                    throw FileRefusal(
+                        description:
+                            "\(path) is a link to \(current), which is missing and not in a directory of the user's; it is left in place"
+                    )
+                }
+                return current
             }
-            // A link to a file not created yet (a fresh checkout of dotfiles): create it there.
-            return destination
+            switch PosixFile.fileType(info) {
+            case S_IFREG:
+                guard current == path || info.st_uid == geteuid() else {
+                    throw FileRefusal(
+                        description: "\(path) is a link to \(current), which belongs to another user; it is not written"
+                    )
+                }
+                return current
+            case S_IFLNK:
+                guard info.st_uid == geteuid() else {
+                    throw FileRefusal(
+                        description: "\(current) is a link made by another user; it is not followed, and left in place")
+                }
+                guard let destination = linkDestination(current) else {
+                    throw FileRefusal(description: "\(path) is a link that cannot be followed; it is left in place")
+                }
+                current = destination
+            default:
+                guard current == path else {
+                    throw FileRefusal(
+                        description: "\(path) is a link to \(current), which is not a regular file; it is left in place"
+                    )
+                }
+                throw FileRefusal(description: "\(path) is not a regular file; it is left in place")
+            }
         }
-        defer { free(resolved) }
-        let target = String(cString: resolved)
-        guard let targetInfo = try PosixFile.linkStatus(target), PosixFile.fileType(targetInfo) == S_IFREG else {
-            throw FileRefusal(
-                description: "\(path) is a link to \(target), which is not a regular file; it is left in place")
-        }
-        guard targetInfo.st_uid == geteuid() else {
-            throw FileRefusal(
-                description: "\(path) is a link to \(target), which belongs to another user; it is not written")
-        }
-        return target
+        throw FileRefusal(description: "\(path) is a chain of too many links; it is left in place")
     }
 
     /// Where the link at `path` points, made absolute against the link's directory.
