@@ -27,6 +27,8 @@ case "sample-describe": FileSuiteCommands.describeExpectedSample(rest)
 case "trust-set-then-return": TrustCommands.setThenReturn(rest)
 case "trust-increment": TrustCommands.increment(rest)
 case "trust-open": TrustCommands.open(rest)
+case "trust-blocked-signals": TrustCommands.handleBlockedSignals(rest)
+case "trust-fork": TrustCommands.forkAndWait(rest)
 case "launch-arguments-read": LaunchArgumentCommands.read(rest)
 case "observation-write": ObservationCommands.write(rest)
 default:

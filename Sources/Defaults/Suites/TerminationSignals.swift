@@ -45,6 +45,7 @@ enum TerminationSignals {
         // Written to by the handler, so never blocking it; a full pipe only loses repeat signals.
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
         terminationSignalPipe = fds[1]
+        terminationSignalOwner = getpid()
         let readFD = fds[0]
         let thread = Thread { flushThenRaise(readingFrom: readFD) }
         thread.name = "swift-defaults termination signals"
@@ -78,15 +79,15 @@ enum TerminationSignals {
     }
 
     private static func flushThenRaise(readingFrom fd: Int32) {
-        // This thread inherits the signal mask of the thread that opened the first suite, which
-        // may block these signals (a dispatch worker does); let them reach this thread at least,
-        // so that the process stays stoppable.
+        // The signals reach the process through the threads the program lets take them. This
+        // thread never takes them: unblocking them here would take them from a program that
+        // blocks them everywhere to handle them itself (`signalfd`, an event loop).
         var mask = sigset_t()
         sigemptyset(&mask)
         for signal in signals {
             sigaddset(&mask, signal)
         }
-        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+        pthread_sigmask(SIG_BLOCK, &mask, nil)
         var signal: Int32 = 0
         while true {
             let count = withUnsafeMutableBytes(of: &signal) { read(fd, $0.baseAddress, $0.count) }
@@ -112,6 +113,10 @@ enum TerminationSignals {
 /// from the handler afterwards.
 nonisolated(unsafe) private var terminationSignalPipe: Int32 = -1
 
+/// The process that installed the handler; a child forked from it inherits the handler and the
+/// pipe, but not the thread that reads it. Set with the pipe, under the same terms.
+nonisolated(unsafe) private var terminationSignalOwner: pid_t = 0
+
 /// The signal handler: only async-signal-safe calls.
 private func handleTerminationSignal(_ signal: Int32) {
     let savedErrno = errno
@@ -119,6 +124,13 @@ private func handleTerminationSignal(_ signal: Int32) {
     var action = sigaction()
     sigemptyset(&action.sa_mask)
     sigaction(signal, &action, nil)
+    guard getpid() == terminationSignalOwner else {
+        // A forked child: the pipe would wake its parent's thread (which would end the parent).
+        // End this process as the signal would have, once the handler returns and unblocks it.
+        kill(getpid(), signal)
+        errno = savedErrno
+        return
+    }
     var number = signal
     _ = withUnsafeBytes(of: &number) { write(terminationSignalPipe, $0.baseAddress, $0.count) }
     errno = savedErrno
