@@ -87,7 +87,8 @@ import Darwin
     ///
     /// - Throws: An error whose description says why, in words for a message.
     public static func readInput(_ source: String, limit: Int = sizeLimit) throws -> Data {
-        let tooLarge = FileRefusal(description: "it is larger than \(limit >> 20) MB")
+        let size = limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit) bytes"
+        let tooLarge = FileRefusal(description: "it is larger than \(size)")
         if source == "-" {
             guard let data = try readAll(STDIN_FILENO, limit: limit, path: "standard input") else { throw tooLarge }
             return data
