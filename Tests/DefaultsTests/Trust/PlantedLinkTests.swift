@@ -45,6 +45,18 @@ extension Trust {
             #expect(suite.problems.last?.kind == .lockFailed)
         }
 
+        /// A FIFO in the lock file's place is neither waited on nor used as a lock.
+        @Test func fifoAtTheLockFileNameIsRefused() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            try #require(mkfifo(directory.path + "/.test.plist.lock", 0o600) == 0)
+            let suite = directory.suite()
+            suite.set(1, forKey: "a")
+            #expect(throws: SuiteError.self) { try suite.flush() }
+            #expect(suite.problems.last?.kind == .lockFailed)
+            #expect(fileType(at: directory.fileURL().path) == nil)
+            #expect(suite.object(forKey: "a") as? Int == 1)
+        }
+
         /// In a shared directory (sticky, writable by all), another user plants a link at the
         /// suite file's name pointing at a file of the writer's (their shell profile): the file is
         /// neither overwritten nor moved aside as damaged, and the link stays.
