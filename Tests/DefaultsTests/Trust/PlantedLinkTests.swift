@@ -1,4 +1,5 @@
 @_spi(Testing) import Defaults
+import DefaultsPropertyList
 import Foundation
 import Testing
 
@@ -81,6 +82,27 @@ extension Trust {
             #expect(
                 try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["profile", "shared"])
             #expect(suite.object(forKey: "a") as? Int == 1)
+        }
+
+        /// A link planted by another user at the suite file's name, to a property list of theirs,
+        /// is not read either: its values never become the user's settings.
+        @Test(.enabled(if: geteuid() == 0, "only root can give a link to another user"))
+        func linkPlantedByAnotherUserIsNotRead() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let shared = directory.url.appendingPathComponent("shared", isDirectory: true)
+            try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+            try #require(chmod(shared.path, 0o1777) == 0)
+            let theirs = shared.appendingPathComponent("theirs.plist")
+            try PropertyList.encodeXML(["server": "https://attacker.example"]).write(to: theirs)
+            try #require(chown(theirs.path, 65534, 65534) == 0)
+            let planted = shared.appendingPathComponent("test.plist").path
+            try #require(symlink(theirs.path, planted) == 0)
+            try #require(lchown(planted, 65534, 65534) == 0)
+
+            let suite = FileSuite(name: "test", directory: shared, arguments: [])
+            #expect(suite.object(forKey: "server") == nil)
+            #expect(suite.problems.first?.message.contains("a link made by another user") == true, "\(suite.problems)")
+            #expect(fileType(at: planted) == S_IFLNK)
         }
 
         /// A link to a file not created yet is followed only into a directory the user owns: a

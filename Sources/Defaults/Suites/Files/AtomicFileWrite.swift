@@ -21,52 +21,59 @@ enum AtomicFileWrite {
     /// kept in a repository and linked into place), the file at the end of its chain of links,
     /// replaced in its own directory so that the links keep working.
     ///
-    /// A link is followed only if the user made it (owns it): a link another user planted in a
-    /// shared directory is refused, even to a file of the user's. The end of the chain must be a
-    /// regular file the user owns, or a missing file in a directory the user owns.
+    /// Links are followed as ``endOfLinks(_:)`` does. The end of the chain must be a regular file
+    /// the user owns, or a missing file in a directory the user owns.
     static func target(of path: String) throws -> String {
+        let (end, info) = try endOfLinks(path)
+        guard end != path else {
+            if let info, PosixFile.fileType(info) != S_IFREG {
+                throw FileRefusal(description: "\(path) is not a regular file; it is left in place")
+            }
+            return path
+        }
+        guard let info else {
+            // A link to a file not created yet (a fresh checkout of dotfiles): create it there.
+            let parent = (end as NSString).deletingLastPathComponent
+            guard let parentInfo = try PosixFile.status(parent.isEmpty ? "." : parent),
+                PosixFile.fileType(parentInfo) == S_IFDIR, parentInfo.st_uid == geteuid()
+            else {
+                throw FileRefusal(
+                    description:
+                        "\(path) is a link to \(end), which is missing and not in a directory of the user's; it is left in place"
+                )
+            }
+            return end
+        }
+        guard PosixFile.fileType(info) == S_IFREG else {
+            throw FileRefusal(
+                description: "\(path) is a link to \(end), which is not a regular file; it is left in place")
+        }
+        guard info.st_uid == geteuid() else {
+            throw FileRefusal(
+                description: "\(path) is a link to \(end), which belongs to another user; it is not written")
+        }
+        return end
+    }
+
+    /// Follows the chain of links at `path` to its end: what is not a link, or nothing. Returns
+    /// the end and what is there, without following it.
+    ///
+    /// A link is followed only if the user made it (owns it): a link another user planted in a
+    /// shared directory is refused, even to a file of the user's, for reading as for writing.
+    static func endOfLinks(_ path: String) throws -> (path: String, info: stat?) {
         var current = path
         // The kernel's own limit on links in a chain (ELOOP).
         for _ in 0..<40 {
-            guard let info = try PosixFile.linkStatus(current) else {
-                guard current != path else { return path }
-                // A link to a file not created yet (a fresh checkout of dotfiles): create it there.
-                let parent = (current as NSString).deletingLastPathComponent
-                guard let parentIdentity = try PosixFile.status(parent.isEmpty ? "." : parent),
-                    PosixFile.fileType(parentIdentity) == S_IFDIR, parentIdentity.st_uid == geteuid()
-                else {
-                    throw FileRefusal(
-                        description:
-                            "\(path) is a link to \(current), which is missing and not in a directory of the user's; it is left in place"
-                    )
-                }
-                return current
+            guard let info = try PosixFile.linkStatus(current) else { return (current, nil) }
+            guard PosixFile.fileType(info) == S_IFLNK else { return (current, info) }
+            guard info.st_uid == geteuid() else {
+                throw FileRefusal(
+                    description: "\(current) is a link made by another user; it is not followed, and left in place")
             }
-            switch PosixFile.fileType(info) {
-            case S_IFREG:
-                guard current == path || info.st_uid == geteuid() else {
-                    throw FileRefusal(
-                        description: "\(path) is a link to \(current), which belongs to another user; it is not written"
-                    )
-                }
-                return current
-            case S_IFLNK:
-                guard info.st_uid == geteuid() else {
-                    throw FileRefusal(
-                        description: "\(current) is a link made by another user; it is not followed, and left in place")
-                }
-                guard let destination = linkDestination(current) else {
-                    throw FileRefusal(description: "\(path) is a link that cannot be followed; it is left in place")
-                }
-                current = destination
-            default:
-                guard current == path else {
-                    throw FileRefusal(
-                        description: "\(path) is a link to \(current), which is not a regular file; it is left in place"
-                    )
-                }
-                throw FileRefusal(description: "\(path) is not a regular file; it is left in place")
+            guard let destination = linkDestination(current) else {
+                throw FileRefusal(description: "\(path) is a link that cannot be followed; it is left in place")
             }
+            current = destination
         }
         throw FileRefusal(description: "\(path) is a chain of too many links; it is left in place")
     }

@@ -28,9 +28,11 @@ import Darwin
     /// The largest suite file read: far more than settings need, far less than memory.
     public static let sizeLimit = 64 << 20
 
-    /// Reads the file at `path` (following a link, as dotfiles kept in a repository are linked).
-    static func read(_ path: String, limit: Int = sizeLimit) throws -> Outcome {
-        let fd = PosixFile.retrying { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+    /// Reads the file at `path`, following a link unless `followingLinks` is false (then a link
+    /// there is an error: `ELOOP`).
+    static func read(_ path: String, limit: Int = sizeLimit, followingLinks: Bool = true) throws -> Outcome {
+        let flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW)
+        let fd = PosixFile.retrying { open(path, flags) }
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return .absent }
