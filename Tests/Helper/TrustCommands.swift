@@ -124,4 +124,44 @@ enum TrustCommands {
             signal != 0 ? "child ended by signal \(signal)" : "child exited \((status >> 8) & 0xFF)")
         exit(0)
     }
+
+    /// `trust-own-handler DIR NAME`: a program with its own SIGTERM handler, installed before the
+    /// first suite is opened. Sets `key`, prints `ready`, and once its handler has run prints
+    /// `own handler ran N`, flushes, and exits with status 0.
+    static func keepOwnHandler(_ arguments: [String]) {
+        acceptTerminationSignals()
+        signal(SIGTERM) { number in ownHandlerSignal = number }
+        let suite = FileSuiteCommands.suite(arguments)
+        suite.set("value", forKey: "key")
+        FileSuiteCommands.printFlushed("ready")
+        while ownHandlerSignal == 0 {
+            usleep(10_000)
+        }
+        FileSuiteCommands.printFlushed("own handler ran \(ownHandlerSignal)")
+        do {
+            try suite.flush()
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+        exit(0)
+    }
+
+    /// `trust-no-suite-left DIR NAME`: opens a suite, writes a value, releases the suite, prints
+    /// `ready` and sleeps: a termination signal must then end it as usual.
+    static func sleepWithNoSuiteLeft(_ arguments: [String]) {
+        acceptTerminationSignals()
+        do {
+            let suite = FileSuiteCommands.suite(arguments)
+            suite.set("value", forKey: "key")
+            try suite.flush()
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+        FileSuiteCommands.printFlushed("ready")
+        sleep(60)
+        FileSuiteCommands.printFlushed("the signal did not end the process")
+    }
 }
+
+/// Set by the own handler of `trust-own-handler`.
+nonisolated(unsafe) private var ownHandlerSignal: Int32 = 0

@@ -29,6 +29,8 @@ case "trust-increment": TrustCommands.increment(rest)
 case "trust-open": TrustCommands.open(rest)
 case "trust-blocked-signals": TrustCommands.handleBlockedSignals(rest)
 case "trust-fork": TrustCommands.forkAndWait(rest)
+case "trust-own-handler": TrustCommands.keepOwnHandler(rest)
+case "trust-no-suite-left": TrustCommands.sleepWithNoSuiteLeft(rest)
 case "launch-arguments-read": LaunchArgumentCommands.read(rest)
 case "observation-write": ObservationCommands.write(rest)
 default:

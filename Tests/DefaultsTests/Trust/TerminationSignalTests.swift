@@ -85,5 +85,47 @@ extension Trust {
             #expect(parent.process.terminationReason == .exit, "the parent was ended by a signal")
             #expect(rest == "child ended by signal \(SIGTERM)\n")
         }
+
+        /// A program that installed its own SIGTERM handler before opening a suite keeps it: its
+        /// handler runs, and the process is not ended by the library.
+        @Test func programWithItsOwnHandlerKeepsIt() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let child = try ChildProcess.start(
+                ["trust-own-handler", directory.path, "own"], environment: ["XDG_CONFIG_HOME": directory.path])
+            defer {
+                if child.process.isRunning {
+                    kill(child.process.processIdentifier, SIGKILL)
+                    child.process.waitUntilExit()
+                }
+            }
+            try #require(child.output.fileHandleForReading.readLine() == "ready")
+            kill(child.process.processIdentifier, SIGTERM)
+            let rest = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.process.waitUntilExit()
+            #expect(child.process.terminationReason == .exit && child.process.terminationStatus == 0)
+            #expect(rest == "own handler ran \(SIGTERM)\n")
+            #expect(try directory.storedValues("own")["key"] as? String == "value")
+        }
+
+        /// Once every suite is gone, a termination signal ends the process as usual.
+        @Test func signalWithNoSuiteLeftEndsTheProcess() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let child = try ChildProcess.start(
+                ["trust-no-suite-left", directory.path, "gone"], environment: ["XDG_CONFIG_HOME": directory.path])
+            defer {
+                if child.process.isRunning {
+                    kill(child.process.processIdentifier, SIGKILL)
+                    child.process.waitUntilExit()
+                }
+            }
+            try #require(child.output.fileHandleForReading.readLine() == "ready")
+            kill(child.process.processIdentifier, SIGTERM)
+            let rest = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.process.waitUntilExit()
+            #expect(child.process.terminationReason == .uncaughtSignal)
+            #expect(child.process.terminationStatus == SIGTERM)
+            #expect(rest.isEmpty, "\(rest)")
+            #expect(try directory.storedValues("gone")["key"] as? String == "value")
+        }
     }
 }
