@@ -47,6 +47,10 @@ enum TerminationSignals {
         terminationSignalPipe = fds[1]
         terminationSignalOwner = getpid()
         let readFD = fds[0]
+        // The program may return from `main` (or call `exit`) while the thread below flushes,
+        // for instance when the signal interrupts a `sleep`: end it by the signal all the same, so
+        // that its parent (a shell running a script) sees it was stopped, not that it succeeded.
+        atexit { TerminationSignals.endIfSignalled() }
         let thread = Thread { flushThenRaise(readingFrom: readFD) }
         thread.name = "swift-defaults termination signals"
         thread.start()
@@ -101,6 +105,20 @@ enum TerminationSignals {
         }
     }
 
+    /// At exit: if a termination signal was received, flushes, then ends the process by it.
+    private static func endIfSignalled() {
+        let signal = receivedTerminationSignal
+        guard signal != 0 else { return }
+        SuiteRegistry.flushAll(reportingTo: Defaults.logger)
+        resetToDefault(signal)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        sigaddset(&mask, signal)
+        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+        // To this thread: delivered before `raise` returns.
+        raise(signal)
+    }
+
     static func resetToDefault(_ signal: Int32) {
         var action = sigaction()
         sigemptyset(&action.sa_mask)
@@ -117,6 +135,9 @@ nonisolated(unsafe) private var terminationSignalPipe: Int32 = -1
 /// pipe, but not the thread that reads it. Set with the pipe, under the same terms.
 nonisolated(unsafe) private var terminationSignalOwner: pid_t = 0
 
+/// The termination signal received, if any, for the exit handler; set by the signal handler.
+nonisolated(unsafe) private var receivedTerminationSignal: Int32 = 0
+
 /// The signal handler: only async-signal-safe calls.
 private func handleTerminationSignal(_ signal: Int32) {
     let savedErrno = errno
@@ -131,6 +152,7 @@ private func handleTerminationSignal(_ signal: Int32) {
         errno = savedErrno
         return
     }
+    receivedTerminationSignal = signal
     var number = signal
     _ = withUnsafeBytes(of: &number) { write(terminationSignalPipe, $0.baseAddress, $0.count) }
     errno = savedErrno
