@@ -98,4 +98,61 @@ import Glibc
         #expect(command.process.terminationStatus == 1)
         #expect(error.contains("is a FIFO, not a property-list file"), "\(error)")
     }
+
+    /// `import` reads its source bounded, and only a regular file at a path: a FIFO with no writer
+    /// and `/dev/zero` (as a path, or as standard input for `-`) end with a clear error, and the
+    /// domain is left as it was. Run with a memory limit, so that an unbounded read fails quickly
+    /// instead of filling the machine.
+    @Test func importOfAFIFOOrAnEndlessSourceEnds() throws {
+        let sandbox = try CommandSandbox()
+        try sandbox.store(["kept": "yes"], as: "com.example.target")
+        let before = sandbox.bytes("com.example.target")
+        let fifo = sandbox.directory.appendingPathComponent("source.fifo").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let cases: [(arguments: String, input: String, message: String)] = [
+            ("\(fifo)", "/dev/null", "\(fifo) is a FIFO, not a regular file"),
+            ("/dev/zero", "/dev/null", "/dev/zero is a device, not a regular file"),
+            ("-", "/dev/zero", "it is larger than 64 MB"),
+        ]
+        for (source, input, message) in cases {
+            let result = try runLimited(sandbox, ["import", "com.example.target", source], input: input)
+            guard let result else {
+                Issue.record("defaults import \(source) < \(input) did not end")
+                continue
+            }
+            #expect(result.status == 1, "\(source): \(result.error)")
+            #expect(result.error == "Could not read data from \(source): \(message)\n", "\(source)")
+        }
+        #expect(sandbox.bytes("com.example.target") == before)
+    }
+
+    /// Runs the command under a 1 GB memory limit with `input` as its standard input; `nil` when
+    /// it had to be killed (the timeout is a failure guard only).
+    private func runLimited(_ sandbox: CommandSandbox, _ arguments: [String], input: String) throws -> (
+        status: Int32, error: String
+    )? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments =
+            ["-c", "ulimit -v 1048576; exec \"$0\" \"$@\"", CommandSandbox.executableURL.path] + arguments
+        process.environment = sandbox.environment
+        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
+        process.standardOutput = FileHandle.nullDevice
+        let error = Pipe()
+        process.standardError = error
+        try process.run()
+        let collector = PipeCollector(error.fileHandleForReading)
+        let deadline = ContinuousClock.now + .seconds(120)
+        while process.isRunning, ContinuousClock.now < deadline {
+            usleep(10_000)
+        }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            _ = collector.finish()
+            return nil
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: collector.finish(), as: UTF8.self))
+    }
 }

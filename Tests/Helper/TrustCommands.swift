@@ -62,4 +62,106 @@ enum TrustCommands {
         }
         FileSuiteCommands.printFlushed("value: \(suite.object(forKey: "key") as? String ?? "(absent)")")
     }
+
+    /// `trust-blocked-signals DIR NAME KEY VALUE`: a program that handles SIGTERM and SIGINT
+    /// itself by blocking them in every thread and taking them when they are pending (as a
+    /// `signalfd` or an event loop does). Opens the suite after blocking them, sets KEY, prints
+    /// `ready`, and when a signal is pending prints `handled N`, flushes, and exits with status 0.
+    static func handleBlockedSignals(_ arguments: [String]) {
+        acceptTerminationSignals()
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        let suite = FileSuiteCommands.suite(arguments)
+        suite.set(arguments[3], forKey: arguments[2])
+        FileSuiteCommands.printFlushed("ready")
+        // Polled rather than waited for with `sigwait`, which would unblock them while it waits.
+        var pending = sigset_t()
+        repeat {
+            usleep(10_000)
+            sigpending(&pending)
+        } while sigismember(&pending, SIGTERM) == 0 && sigismember(&pending, SIGINT) == 0
+        var received: Int32 = 0
+        guard sigwait(&signals, &received) == 0 else { FileSuiteCommands.fail("sigwait failed") }
+        FileSuiteCommands.printFlushed("handled \(received)")
+        do {
+            try suite.flush()
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+        exit(0)
+    }
+
+    /// `trust-fork DIR NAME`: opens a suite (installing the termination-signal handler), then
+    /// forks a child that only waits for signals, prints `child PID`, and waits for it to end;
+    /// prints `child ended by signal N` (or `child exited N`) and exits with status 0.
+    static func forkAndWait(_ arguments: [String]) {
+        acceptTerminationSignals()
+        let suite = FileSuiteCommands.suite(arguments)
+        suite.set("parent", forKey: "key")
+        do {
+            try suite.flush()
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+        let child = fork()
+        if child == 0 {
+            // Only async-signal-safe calls in the child of a multithreaded process.
+            while true {
+                pause()
+            }
+        }
+        guard child > 0 else { FileSuiteCommands.fail("fork failed") }
+        FileSuiteCommands.printFlushed("child \(child)")
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 {
+            guard errno == EINTR else { FileSuiteCommands.fail("waitpid failed") }
+        }
+        let signal = status & 0x7F
+        FileSuiteCommands.printFlushed(
+            signal != 0 ? "child ended by signal \(signal)" : "child exited \((status >> 8) & 0xFF)")
+        exit(0)
+    }
+
+    /// `trust-own-handler DIR NAME`: a program with its own SIGTERM handler, installed before the
+    /// first suite is opened. Sets `key`, prints `ready`, and once its handler has run prints
+    /// `own handler ran N`, flushes, and exits with status 0.
+    static func keepOwnHandler(_ arguments: [String]) {
+        acceptTerminationSignals()
+        signal(SIGTERM) { number in ownHandlerSignal = number }
+        let suite = FileSuiteCommands.suite(arguments)
+        suite.set("value", forKey: "key")
+        FileSuiteCommands.printFlushed("ready")
+        while ownHandlerSignal == 0 {
+            usleep(10_000)
+        }
+        FileSuiteCommands.printFlushed("own handler ran \(ownHandlerSignal)")
+        do {
+            try suite.flush()
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+        exit(0)
+    }
+
+    /// `trust-no-suite-left DIR NAME`: opens a suite, writes a value, releases the suite, prints
+    /// `ready` and sleeps, then returns from `main` (at once when a signal interrupts the sleep):
+    /// a termination signal must end it by the signal all the same.
+    static func sleepWithNoSuiteLeft(_ arguments: [String]) {
+        acceptTerminationSignals()
+        do {
+            let suite = FileSuiteCommands.suite(arguments)
+            suite.set("value", forKey: "key")
+            try suite.flush()
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+        FileSuiteCommands.printFlushed("ready")
+        sleep(60)
+    }
 }
+
+/// Set by the own handler of `trust-own-handler`.
+nonisolated(unsafe) private var ownHandlerSignal: Int32 = 0

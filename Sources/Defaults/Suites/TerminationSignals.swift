@@ -45,7 +45,12 @@ enum TerminationSignals {
         // Written to by the handler, so never blocking it; a full pipe only loses repeat signals.
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
         terminationSignalPipe = fds[1]
+        terminationSignalOwner = getpid()
         let readFD = fds[0]
+        // The program may return from `main` (or call `exit`) while the thread below flushes,
+        // for instance when the signal interrupts a `sleep`: end it by the signal all the same, so
+        // that its parent (a shell running a script) sees it was stopped, not that it succeeded.
+        atexit { TerminationSignals.endIfSignalled() }
         let thread = Thread { flushThenRaise(readingFrom: readFD) }
         thread.name = "swift-defaults termination signals"
         thread.start()
@@ -78,15 +83,15 @@ enum TerminationSignals {
     }
 
     private static func flushThenRaise(readingFrom fd: Int32) {
-        // This thread inherits the signal mask of the thread that opened the first suite, which
-        // may block these signals (a dispatch worker does); let them reach this thread at least,
-        // so that the process stays stoppable.
+        // The signals reach the process through the threads the program lets take them. This
+        // thread never takes them: unblocking them here would take them from a program that
+        // blocks them everywhere to handle them itself (`signalfd`, an event loop).
         var mask = sigset_t()
         sigemptyset(&mask)
         for signal in signals {
             sigaddset(&mask, signal)
         }
-        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+        pthread_sigmask(SIG_BLOCK, &mask, nil)
         var signal: Int32 = 0
         while true {
             let count = withUnsafeMutableBytes(of: &signal) { read(fd, $0.baseAddress, $0.count) }
@@ -98,6 +103,20 @@ enum TerminationSignals {
             // process as the original signal would have.
             kill(getpid(), signal)
         }
+    }
+
+    /// At exit: if a termination signal was received, flushes, then ends the process by it.
+    private static func endIfSignalled() {
+        let signal = receivedTerminationSignal
+        guard signal != 0 else { return }
+        SuiteRegistry.flushAll(reportingTo: Defaults.logger)
+        resetToDefault(signal)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        sigaddset(&mask, signal)
+        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+        // To this thread: delivered before `raise` returns.
+        raise(signal)
     }
 
     static func resetToDefault(_ signal: Int32) {
@@ -112,6 +131,13 @@ enum TerminationSignals {
 /// from the handler afterwards.
 nonisolated(unsafe) private var terminationSignalPipe: Int32 = -1
 
+/// The process that installed the handler; a child forked from it inherits the handler and the
+/// pipe, but not the thread that reads it. Set with the pipe, under the same terms.
+nonisolated(unsafe) private var terminationSignalOwner: pid_t = 0
+
+/// The termination signal received, if any, for the exit handler; set by the signal handler.
+nonisolated(unsafe) private var receivedTerminationSignal: Int32 = 0
+
 /// The signal handler: only async-signal-safe calls.
 private func handleTerminationSignal(_ signal: Int32) {
     let savedErrno = errno
@@ -119,6 +145,14 @@ private func handleTerminationSignal(_ signal: Int32) {
     var action = sigaction()
     sigemptyset(&action.sa_mask)
     sigaction(signal, &action, nil)
+    guard getpid() == terminationSignalOwner else {
+        // A forked child: the pipe would wake its parent's thread (which would end the parent).
+        // End this process as the signal would have, once the handler returns and unblocks it.
+        kill(getpid(), signal)
+        errno = savedErrno
+        return
+    }
+    receivedTerminationSignal = signal
     var number = signal
     _ = withUnsafeBytes(of: &number) { write(terminationSignalPipe, $0.baseAddress, $0.count) }
     errno = savedErrno

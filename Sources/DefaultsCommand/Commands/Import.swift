@@ -1,4 +1,5 @@
 import ArgumentParser
+@_spi(Files) import Defaults
 import Foundation
 
 /// `defaults import domain path|-`: replaces a domain with a property-list file.
@@ -15,11 +16,11 @@ struct Import: ParsableCommand {
         let (domain, source) = try input.resolve(usage: "defaults import <domain> <file | ->")
         let data: Data
         do {
-            if source == "-" {
-                data = try FileHandle.standardInput.readToEnd() ?? Data()
-            } else {
-                data = try Data(contentsOf: URL(fileURLWithPath: (source as NSString).expandingTildeInPath))
-            }
+            // Bounded, and a path must be a regular file: a FIFO would wait for a writer forever,
+            // `/dev/zero` would fill the memory.
+            data = try BoundedFileRead.readInput(source == "-" ? source : (source as NSString).expandingTildeInPath)
+        } catch let refusal as FileRefusal {
+            throw CommandFailure("Could not read data from \(source): \(refusal)")
         } catch {
             throw CommandFailure("Could not read data from \(source)")
         }

@@ -68,5 +68,28 @@ extension Trust {
             #expect(suite.problems.last?.message.contains("belongs to another user") == true)
             #expect(suite.object(forKey: "new") as? Int == 2)
         }
+
+        /// A chain of links to a file not created yet (`config/test.plist` → `dotfiles/current.plist`
+        /// → `dotfiles/real.plist`): the file is created at the end of the chain, and both links stay.
+        @Test func danglingChainOfLinksIsCreatedAtItsEnd() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let config = directory.url.appendingPathComponent("config", isDirectory: true)
+            let dotfiles = directory.url.appendingPathComponent("dotfiles", isDirectory: true)
+            for folder in [config, dotfiles] {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+            try #require(symlink("real.plist", dotfiles.path + "/current.plist") == 0)
+            try #require(symlink(dotfiles.path + "/current.plist", config.path + "/test.plist") == 0)
+
+            let suite = FileSuite(name: "test", directory: config, arguments: [])
+            suite.set(1, forKey: "a")
+            try suite.flush()
+
+            #expect(fileType(at: config.path + "/test.plist") == S_IFLNK)
+            #expect(fileType(at: dotfiles.path + "/current.plist") == S_IFLNK)
+            #expect(fileType(at: dotfiles.path + "/real.plist") == S_IFREG)
+            let stored = try PropertyList.decode(Data(contentsOf: dotfiles.appendingPathComponent("real.plist")))
+            #expect((stored as? [String: Any])?["a"] as? Int == 1)
+        }
     }
 }

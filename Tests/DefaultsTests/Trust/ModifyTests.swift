@@ -22,6 +22,22 @@ extension Trust {
             #expect(try directory.storedValues("counter")["count"] as? Int == processes * increments)
         }
 
+        /// Two processes, 200 increments each, with the suite written between every two: exactly 400.
+        @Test func twoProcessesIncrementingTwoHundredTimesEachGiveFourHundred() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let children = try (0..<2).map { _ in
+                try ChildProcess.start(
+                    ["trust-increment", directory.path, "pair", "count", "200"],
+                    environment: ["XDG_CONFIG_HOME": directory.path])
+            }
+            for child in children {
+                let output = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                child.process.waitUntilExit()
+                #expect(child.process.terminationStatus == 0 && output == "ok\n", "\(output)")
+            }
+            #expect(try directory.storedValues("pair")["count"] as? Int == 400)
+        }
+
         @Test(arguments: SuiteKind.withFileSuite)
         func modifyChangesTheValueAndReturnsTheResult(kind: SuiteKind) {
             let suite = kind.make()

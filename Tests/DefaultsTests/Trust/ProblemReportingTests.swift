@@ -62,5 +62,56 @@ extension Trust {
             #expect(await finishes { suite.reload() }, "the handler deadlocked")
             #expect(calls.count.withLock { $0 } == 1)
         }
+
+        /// Inside the body of `Defaults.modify` (which holds the suite's locks), setting another
+        /// key calls that key's observers at once: an observer that reloads or flushes the suite,
+        /// or modifies another key, must not wait for the locks its own thread holds.
+        @Test func observerCalledFromAModifyBodyMayReloadFlushAndModify() async throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let suite = directory.suite(coalescingDelay: .seconds(3600))
+            let count = Defaults.Key<Int>("count", default: 0, suite: suite)
+            let mirror = Defaults.Key<Int>("mirror", default: 0, suite: suite)
+            let seen = Defaults.Key<Int>("seen", default: 0, suite: suite)
+            let token = suite.changes.addObserver(forKeys: ["mirror"]) { _ in
+                suite.reload()
+                try? suite.flush()
+                Defaults.modify(seen) { $0 += 1 }
+            }
+            defer { suite.changes.removeObserver(token) }
+            #expect(
+                await finishes {
+                    Defaults.modify(count) { value in
+                        value += 1
+                        Defaults[mirror] = value
+                    }
+                }, "the observer deadlocked")
+            #expect(Defaults[count] == 1 && Defaults[mirror] == 1 && Defaults[seen] == 1)
+            try suite.flush()
+            let stored = try directory.storedValues()
+            #expect(stored["count"] as? Int == 1 && stored["mirror"] as? Int == 1 && stored["seen"] as? Int == 1)
+        }
+
+        /// Inside the body of `modify`, a value that is not a property-list object is reported at
+        /// once: a handler that flushes and reloads must not wait for the locks its thread holds.
+        @Test func handlerCalledFromAModifyBodyMayFlushAndReload() async throws {
+            struct NotAPropertyList {}
+            let directory = try FileSuiteTemporaryDirectory()
+            let suite = directory.suite(coalescingDelay: .seconds(3600))
+            let calls = Calls()
+            suite.onProblem = { [weak suite] _ in
+                guard calls.isFirst(), let suite else { return }
+                try? suite.flush()
+                suite.reload()
+            }
+            #expect(
+                await finishes {
+                    suite.modify(forKey: "a") { (value: inout Any?) in
+                        suite.set(NotAPropertyList(), forKey: "b")
+                        value = 1
+                    }
+                }, "the handler deadlocked")
+            #expect(calls.count.withLock { $0 } == 1)
+            #expect(try directory.storedValues()["a"] as? Int == 1)
+        }
     }
 }

@@ -9,8 +9,10 @@ extension FileSuite {
     /// ``problems``, ``onProblem`` and ``Defaults/logger``: the read and the write are then as
     /// atomic as in memory only.
     ///
-    /// `body` may read and write the suite, but must not flush it or modify it again (it runs
-    /// holding the lock those take). When it throws, nothing is stored.
+    /// `body` may read and write the suite. It runs holding the suite's locks: a flush, reload or
+    /// modify of this suite reached from it on the same thread (an observer of a key it sets, a
+    /// problem handler) does not wait for them, and its changes are written with the body's.
+    /// When `body` throws, nothing is stored.
     public func modify<Result, Failure: Error>(
         forKey key: String, _ body: (inout Any?) throws(Failure) -> Result
     ) throws(Failure) -> Result {

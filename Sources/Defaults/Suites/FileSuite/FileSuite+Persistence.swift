@@ -42,6 +42,9 @@ extension FileSuite {
     /// there are none. On failure the changes stay pending (a retry is scheduled), the problem is
     /// reported, and the error is thrown.
     func writePending() throws {
+        // Inside `modify` on this thread (an observer or a problem handler it reached): the
+        // pending changes are written by that `modify` before it returns.
+        guard !isSynchronizingOnThisThread else { return }
         // Taking `io` first waits for a write in progress on another thread (which holds it), so
         // that a flush with nothing left pending still returns only once that write is durable.
         let hasPending = io.withLock { _ in state.withLock { !$0.pending.isEmpty } }
@@ -58,8 +61,16 @@ extension FileSuite {
     /// observer may flush or reload. Returns the error of a write that failed.
     ///
     /// `edit` runs without the state lock, so it may read and write the suite, but not flush it.
+    ///
+    /// Called again on the same thread from inside `edit` (an observer of a key the body of
+    /// ``modify(forKey:_:)`` sets, modifying another key), `edit` runs at once: both locks are
+    /// already held, and the outer call writes its changes.
     @discardableResult
     func synchronize(editing edit: () -> Set<String> = { [] }) -> SuiteError? {
+        if isSynchronizingOnThisThread {
+            changes.post(SuiteChange(keys: edit()))
+            return nil
+        }
         var problems: [SuiteError] = []
         var changedByOthers = Set<String>()
         var changedByEdit = Set<String>()
@@ -68,7 +79,7 @@ extension FileSuite {
             do {
                 try file.withLock {
                     changedByOthers = try mergeWithFile(problems: &problems)
-                    changedByEdit = edit()
+                    changedByEdit = whileSynchronizingOnThisThread(edit)
                     try writeSnapshot(io: &io)
                 }
                 return nil
@@ -159,5 +170,28 @@ extension FileSuite {
                     "could not write \(file.path): \(error); the values stay in memory and are written at the next flush"
             )
         }
+    }
+}
+
+extension FileSuite {
+    /// The key, in the thread's dictionary, that marks this suite's `edit` of ``synchronize(editing:)``
+    /// running on the thread, with the suite's locks held.
+    private var synchronizingKey: String {
+        "swift-defaults.synchronizing.\(UInt(bitPattern: ObjectIdentifier(self)))"
+    }
+
+    /// Whether this thread is inside the `edit` of ``synchronize(editing:)``, holding the suite's
+    /// `io` lock: a flush, reload or modify reached from there (an observer called by a `set`,
+    /// a problem handler) must not take it again, which would stop the process.
+    var isSynchronizingOnThisThread: Bool {
+        Thread.current.threadDictionary[synchronizingKey] != nil
+    }
+
+    private func whileSynchronizingOnThisThread<Result>(_ body: () -> Result) -> Result {
+        let dictionary = Thread.current.threadDictionary
+        let key = synchronizingKey
+        dictionary[key] = true
+        defer { dictionary.removeObject(forKey: key) }
+        return body()
     }
 }

@@ -43,6 +43,8 @@ extension FileSuite {
     }
 
     func reloadIfChanged() {
+        // Inside `modify` on this thread, which has just read the file holding its locks.
+        guard !isSynchronizingOnThisThread else { return }
         var problems: [SuiteError] = []
         let changedKeys = io.withLock { io -> Set<String> in
             let loadedIdentity = state.withLock { $0.loadedIdentity }

@@ -9,8 +9,8 @@ import Darwin
 #endif
 
 /// Why the file layer will not touch what is at a path, in words for a message.
-struct FileRefusal: Error, CustomStringConvertible {
-    var description: String
+@_spi(Files) public struct FileRefusal: Error, CustomStringConvertible {
+    public var description: String
 }
 
 /// Replacing a file so that a crash at any moment leaves either the old or the new version, in a
@@ -18,40 +18,64 @@ struct FileRefusal: Error, CustomStringConvertible {
 /// is created with `O_EXCL | O_NOFOLLOW`, so a planted file or link is never written through.
 enum AtomicFileWrite {
     /// The file a write of `path` replaces: `path` itself, or, when `path` is a link (a dotfile
-    /// kept in a repository and linked into place), the file it points to, replaced in its own
-    /// directory so that the link keeps working. A link is followed only to a regular file the
-    /// user owns, or to a missing file in an existing directory.
+    /// kept in a repository and linked into place), the file at the end of its chain of links,
+    /// replaced in its own directory so that the links keep working.
+    ///
+    /// Links are followed as ``endOfLinks(_:)`` does. The end of the chain must be a regular file
+    /// the user owns, or a missing file in a directory the user owns.
     static func target(of path: String) throws -> String {
-        guard let info = try PosixFile.linkStatus(path) else { return path }
-        switch PosixFile.fileType(info) {
-        case S_IFREG:
+        let (end, info) = try endOfLinks(path)
+        guard end != path else {
+            if let info, PosixFile.fileType(info) != S_IFREG {
+                throw FileRefusal(description: "\(path) is not a regular file; it is left in place")
+            }
             return path
-        case S_IFLNK:
-            break
-        default:
-            throw FileRefusal(description: "\(path) is not a regular file; it is left in place")
         }
-        guard let resolved = realpath(path, nil) else {
-            guard errno == ENOENT, let destination = linkDestination(path),
-                let parent = try PosixFile.linkStatus((destination as NSString).deletingLastPathComponent),
-                PosixFile.fileType(parent) == S_IFDIR
+        guard let info else {
+            // A link to a file not created yet (a fresh checkout of dotfiles): create it there.
+            let parent = (end as NSString).deletingLastPathComponent
+            guard let parentInfo = try PosixFile.status(parent.isEmpty ? "." : parent),
+                PosixFile.fileType(parentInfo) == S_IFDIR, parentInfo.st_uid == geteuid()
             else {
+                throw FileRefusal(
+                    description:
+                        "\(path) is a link to \(end), which is missing and not in a directory of the user's; it is left in place"
+                )
+            }
+            return end
+        }
+        guard PosixFile.fileType(info) == S_IFREG else {
+            throw FileRefusal(
+                description: "\(path) is a link to \(end), which is not a regular file; it is left in place")
+        }
+        guard info.st_uid == geteuid() else {
+            throw FileRefusal(
+                description: "\(path) is a link to \(end), which belongs to another user; it is not written")
+        }
+        return end
+    }
+
+    /// Follows the chain of links at `path` to its end: what is not a link, or nothing. Returns
+    /// the end and what is there, without following it.
+    ///
+    /// A link is followed only if the user made it (owns it): a link another user planted in a
+    /// shared directory is refused, even to a file of the user's, for reading as for writing.
+    static func endOfLinks(_ path: String) throws -> (path: String, info: stat?) {
+        var current = path
+        // The kernel's own limit on links in a chain (ELOOP).
+        for _ in 0..<40 {
+            guard let info = try PosixFile.linkStatus(current) else { return (current, nil) }
+            guard PosixFile.fileType(info) == S_IFLNK else { return (current, info) }
+            guard info.st_uid == geteuid() else {
+                throw FileRefusal(
+                    description: "\(current) is a link made by another user; it is not followed, and left in place")
+            }
+            guard let destination = linkDestination(current) else {
                 throw FileRefusal(description: "\(path) is a link that cannot be followed; it is left in place")
             }
-            // A link to a file not created yet (a fresh checkout of dotfiles): create it there.
-            return destination
+            current = destination
         }
-        defer { free(resolved) }
-        let target = String(cString: resolved)
-        guard let targetInfo = try PosixFile.linkStatus(target), PosixFile.fileType(targetInfo) == S_IFREG else {
-            throw FileRefusal(
-                description: "\(path) is a link to \(target), which is not a regular file; it is left in place")
-        }
-        guard targetInfo.st_uid == geteuid() else {
-            throw FileRefusal(
-                description: "\(path) is a link to \(target), which belongs to another user; it is not written")
-        }
-        return target
+        throw FileRefusal(description: "\(path) is a chain of too many links; it is left in place")
     }
 
     /// Where the link at `path` points, made absolute against the link's directory.

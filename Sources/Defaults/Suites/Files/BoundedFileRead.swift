@@ -11,7 +11,7 @@ import Darwin
 /// Reading a file that may be hostile: whatever is at the path is opened without blocking (a FIFO
 /// would otherwise wait for a writer forever), checked to be a regular file on the descriptor
 /// itself, and read only up to a size limit (a link to `/dev/zero` never ends).
-enum BoundedFileRead {
+@_spi(Files) public enum BoundedFileRead {
     /// What was found at the path.
     enum Outcome {
         case absent
@@ -26,11 +26,13 @@ enum BoundedFileRead {
     }
 
     /// The largest suite file read: far more than settings need, far less than memory.
-    static let sizeLimit = 64 << 20
+    public static let sizeLimit = 64 << 20
 
-    /// Reads the file at `path` (following a link, as dotfiles kept in a repository are linked).
-    static func read(_ path: String, limit: Int = sizeLimit) throws -> Outcome {
-        let fd = PosixFile.retrying { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+    /// Reads the file at `path`, following a link unless `followingLinks` is false (then a link
+    /// there is an error: `ELOOP`).
+    static func read(_ path: String, limit: Int = sizeLimit, followingLinks: Bool = true) throws -> Outcome {
+        let flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW)
+        let fd = PosixFile.retrying { open(path, flags) }
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return .absent }
@@ -52,13 +54,21 @@ enum BoundedFileRead {
         default: return .notRegularFile(identity, kind: "not a regular file")
         }
         guard info.st_size <= limit else { return .tooLarge(identity) }
-        // The descriptor was opened non-blocking for the FIFO case; a regular file reads the same.
-        var data = Data(count: max(Int(info.st_size), 0))
+        // The file may grow after fstat (a writer that does not rename): read to its end all the same.
+        guard let data = try readAll(fd, limit: limit, expectedSize: Int(info.st_size), path: path) else {
+            return .tooLarge(identity)
+        }
+        return .file(identity, data)
+    }
+
+    /// Reads `fd` to its end, or returns `nil` as soon as it holds more than `limit` bytes.
+    /// `expectedSize` is where to start (a file's size); a pipe or a growing file reads on past it.
+    static func readAll(_ fd: Int32, limit: Int, expectedSize: Int = 0, path: String) throws -> Data? {
+        var data = Data(count: min(max(expectedSize, 0), limit + 1))
         var count = 0
         while true {
             if count == data.count {
-                // The file grew after fstat (a writer that does not rename); keep reading, within the limit.
-                guard count < limit + 1 else { return .tooLarge(identity) }
+                guard count <= limit else { return nil }
                 data.count = min(count + max(4096, count / 2), limit + 1)
             }
             let result = data.withUnsafeMutableBytes { buffer in
@@ -68,9 +78,29 @@ enum BoundedFileRead {
             if result == 0 { break }
             count += result
         }
-        guard count <= limit else { return .tooLarge(identity) }
+        guard count <= limit else { return nil }
         data.count = count
-        return .file(identity, data)
+        return data
+    }
+
+    /// Reads a file a user gives as input (`defaults import domain FILE`), `-` meaning standard
+    /// input: a regular file at a path (never a FIFO that would wait for a writer, nor a device
+    /// that never ends), and from standard input, whatever it is, never more than `limit` bytes.
+    ///
+    /// - Throws: An error whose description says why, in words for a message.
+    public static func readInput(_ source: String, limit: Int = sizeLimit) throws -> Data {
+        let size = limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit) bytes"
+        let tooLarge = FileRefusal(description: "it is larger than \(size)")
+        if source == "-" {
+            guard let data = try readAll(STDIN_FILENO, limit: limit, path: "standard input") else { throw tooLarge }
+            return data
+        }
+        switch try read(source, limit: limit) {
+        case .absent: throw SystemCallError("open", path: source, code: ENOENT)
+        case .notRegularFile(_, let kind): throw FileRefusal(description: "\(source) is \(kind), not a regular file")
+        case .tooLarge: throw tooLarge
+        case .file(_, let data): return data
+        }
     }
 }
 

@@ -16,12 +16,17 @@ enum PosixFile {
 
     /// The identity of what `path` names, following links; `nil` when nothing is there.
     static func identity(at path: String) throws -> FileIdentity? {
+        try status(path).map(FileIdentity.init)
+    }
+
+    /// What `path` names, following links; `nil` when nothing is there.
+    static func status(_ path: String) throws -> stat? {
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemCallError("stat", path: path)
         }
-        return FileIdentity(info)
+        return info
     }
 
     /// What `path` itself is, without following a link; `nil` when nothing is there.

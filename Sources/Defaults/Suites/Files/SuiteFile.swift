@@ -62,7 +62,10 @@ import Darwin
         while true {
             let outcome: BoundedFileRead.Outcome
             do {
-                outcome = try BoundedFileRead.read(path)
+                // Through the user's own links only (dotfiles kept in a repository), never through
+                // one planted by another user; the end is opened without following a link that
+                // appeared since.
+                outcome = try BoundedFileRead.read(AtomicFileWrite.endOfLinks(path).path, followingLinks: false)
             } catch {
                 return .unreadable(reason: "\(error)")
             }
