@@ -147,15 +147,31 @@ struct FileSuiteRecoveryTests {
         #expect(try directory.storedValues()["b"] as? Int == 2)
     }
 
-    @Test func unwritableDirectory() throws {
+    /// Whether a directory can be made unwritable here: by permissions (not root), a read-only
+    /// mount or the immutable flag.
+    static let canMakeUnwritable: Bool = {
+        guard let directory = try? FileSuiteTemporaryDirectory(), let unlock = makeUnwritable(directory.path) else {
+            return false
+        }
+        unlock()
+        return true
+    }()
+
+    /// Whether a small tmpfs can be mounted here (root, with mounts allowed), to fill a disk.
+    static let canMountTmpfs: Bool = {
+        guard let directory = try? FileSuiteTemporaryDirectory(),
+            fileSuiteShell("mount -t tmpfs -o size=64k,mode=0700 tmpfs '\(directory.path)'") == 0
+        else { return false }
+        fileSuiteShell("umount '\(directory.path)'")
+        return true
+    }()
+
+    @Test(.enabled(if: canMakeUnwritable, "no way to make a directory unwritable here"))
+    func unwritableDirectory() throws {
         let directory = try FileSuiteTemporaryDirectory()
         let target = directory.url.appendingPathComponent("locked", isDirectory: true)
         try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
-        guard let unlock = makeUnwritable(target.path) else {
-            // Neither permissions (we are root), a read-only mount nor the immutable flag are
-            // available here; nothing to test.
-            return
-        }
+        let unlock = try #require(Self.makeUnwritable(target.path))
         var isUnlocked = false
         defer { if !isUnlocked { unlock() } }
         let suite = FileSuite(name: "test", directory: target, arguments: [])
@@ -172,12 +188,13 @@ struct FileSuiteRecoveryTests {
         #expect((try PropertyList.decode(data) as? [String: Any])?["value"] as? String == "kept")
     }
 
-    @Test func fullDisk() throws {
+    // A 64 KiB tmpfs needs root; `fileSizeLimit` covers failing writes everywhere.
+    @Test(.enabled(if: canMountTmpfs, "mounting a tmpfs needs root"))
+    func fullDisk() throws {
         let directory = try FileSuiteTemporaryDirectory()
         let mountPoint = directory.url.appendingPathComponent("tiny", isDirectory: true)
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: false)
-        // A 64 KiB tmpfs: needs root; otherwise `fileSizeLimit` covers failing writes.
-        guard fileSuiteShell("mount -t tmpfs -o size=64k,mode=0700 tmpfs '\(mountPoint.path)'") == 0 else { return }
+        try #require(fileSuiteShell("mount -t tmpfs -o size=64k,mode=0700 tmpfs '\(mountPoint.path)'") == 0)
         defer { fileSuiteShell("umount '\(mountPoint.path)'") }
         let suite = FileSuite(name: "test", directory: mountPoint, arguments: [])
         suite.set("small", forKey: "small")
@@ -215,7 +232,7 @@ struct FileSuiteRecoveryTests {
     }
 
     /// Makes `path` unwritable even for root; returns what undoes it, or `nil` if nothing works here.
-    func makeUnwritable(_ path: String) -> (() -> Void)? {
+    static func makeUnwritable(_ path: String) -> (() -> Void)? {
         if getuid() != 0 {
             chmod(path, 0o500)
             return { chmod(path, 0o700) }

@@ -42,10 +42,11 @@ import Synchronization
 ///   opened for long nor read (a file over 64 MB is not read either): it is reported and left in
 ///   place, and writes fail until it is gone. A write that fails keeps the values in memory and is
 ///   retried. An empty file is an empty suite.
-/// - **Links**: a suite file that is a link (a dotfile kept in a repository) is read through, and
-///   written through: its target is replaced atomically in the target's directory, so the link
-///   keeps working. Only a link to a regular file the user owns (or to a missing file in an
-///   existing directory) is followed; anything else is reported and left alone. Temporary and lock
+/// - **Links**: a suite file that is a link the user made (a dotfile kept in a repository), or a
+///   chain of them, to a regular file the user owns (or a missing one in a directory the user
+///   owns) is read through and written through: its target is replaced atomically in the target's
+///   directory, so the link keeps working. A link another user made is neither read nor written
+///   through; it is reported and left alone. Temporary and lock
 ///   files are created with names no one can guess and `O_EXCL | O_NOFOLLOW`, so links planted in a
 ///   shared directory are never written through.
 public final class FileSuite: DefaultsSuite {
