@@ -30,7 +30,7 @@ struct DefaultsTool: ParsableCommand {
         version: "1.0.0",
         subcommands: [
             Domains.self, Read.self, ReadType.self, Write.self, Delete.self, Rename.self, Find.self,
-            Export.self, Import.self, Watch.self,
+            Export.self, Import.self, Watch.self, Sync.self,
         ]
     )
 }
