@@ -56,7 +56,8 @@ enum PostgresSyncSchema {
                     id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)
                 """, logger: logger)
             var version = 0
-            let rows = try await connection.query("SELECT version FROM defaults_sync_schema WHERE id = 1", logger: logger)
+            let rows = try await connection.query(
+                "SELECT version FROM defaults_sync_schema WHERE id = 1", logger: logger)
             for try await stored in rows.decode(Int.self) {
                 version = stored
             }

@@ -162,7 +162,8 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         let rows = try await connection.query(query, logger: logger)
         for try await (key, value, wall, counter, origin) in rows.decode((String, Data?, Int64, Int64, String).self) {
             records.append(
-                SyncRecord(key: key, value: value, timestamp: SyncTimestamp(wallTime: wall, counter: counter, origin: origin)))
+                SyncRecord(
+                    key: key, value: value, timestamp: SyncTimestamp(wallTime: wall, counter: counter, origin: origin)))
         }
         return records
     }

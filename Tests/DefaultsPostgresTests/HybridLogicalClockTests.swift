@@ -40,9 +40,12 @@ struct HybridLogicalClockTests {
     }
 
     @Test func timestampsOrderByWallTimeThenCounterThenOrigin() {
-        #expect(SyncTimestamp(wallTime: 1, counter: 9, origin: "z") < SyncTimestamp(wallTime: 2, counter: 0, origin: "a"))
-        #expect(SyncTimestamp(wallTime: 2, counter: 0, origin: "z") < SyncTimestamp(wallTime: 2, counter: 1, origin: "a"))
-        #expect(SyncTimestamp(wallTime: 2, counter: 1, origin: "A") < SyncTimestamp(wallTime: 2, counter: 1, origin: "a"))
+        #expect(
+            SyncTimestamp(wallTime: 1, counter: 9, origin: "z") < SyncTimestamp(wallTime: 2, counter: 0, origin: "a"))
+        #expect(
+            SyncTimestamp(wallTime: 2, counter: 0, origin: "z") < SyncTimestamp(wallTime: 2, counter: 1, origin: "a"))
+        #expect(
+            SyncTimestamp(wallTime: 2, counter: 1, origin: "A") < SyncTimestamp(wallTime: 2, counter: 1, origin: "a"))
     }
 
     @Test func timestampsRoundTripThroughTheirText() {

@@ -1,6 +1,7 @@
 import Defaults
 import DefaultsPostgres
 import Foundation
+import Synchronization
 import Testing
 
 /// What `iCloud` keys do in a process with no sync store (this test process never connects one).
@@ -11,13 +12,12 @@ struct LocalOnlyTests {
         let name = "localOnly\(UUID().uuidString.prefix(8))"
         let key = Defaults.Key<Int>(name, default: 1, suite: suite, iCloud: true)
         #expect(Defaults.iCloud.keys.contains(key))
-        let seen = Defaults.updates(key, initial: false)
+        let seen = Mutex<[Int]>([])
+        let observation = Defaults.observe(key, options: []) { change in seen.withLock { $0.append(change.newValue) } }
         Defaults[key] = 5
         #expect(Defaults[key] == 5)
-        for await value in seen {
-            #expect(value == 5)
-            break
-        }
+        #expect(seen.withLock { $0 } == [5])
+        observation.invalidate()
         await Defaults.iCloud.waitForSyncCompletion()  // returns at once: nothing to sync to
         #expect(Defaults.iCloud.status.store == nil)
         Defaults.iCloud.remove(key)
@@ -61,7 +61,8 @@ struct LocalOnlyTests {
 @Suite("PostgreSQL store configuration")
 struct PostgresConfigurationTests {
     @Test func theDescriptionNeverHoldsThePassword() throws {
-        let store = try PostgresSyncStore(url: "postgres://app:s3cr%40t@db.example:6543/settings", namespace: "com.example")
+        let store = try PostgresSyncStore(
+            url: "postgres://app:s3cr%40t@db.example:6543/settings", namespace: "com.example")
         #expect(!store.description.contains("s3cr"))
         #expect(store.description.contains("db.example:6543/settings"))
         let configuration = try PostgresSyncStore.configuration(url: "postgresql://app:s3cr%40t@db.example/settings")

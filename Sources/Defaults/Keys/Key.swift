@@ -98,7 +98,8 @@ extension Defaults {
             line: UInt = #line
         ) {
             self.init(
-                name, default: defaultValue, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, file: file, line: line)
+                name, default: defaultValue, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, file: file,
+                line: line)
         }
 
         /// Creates a key with a dynamic default value in a `UserDefaults` suite.

@@ -340,7 +340,8 @@ final class SyncEngine: @unchecked Sendable {
                     continue
                 }
                 clock.receive(record.timestamp)
-                watch.journal.setEntry(.init(timestamp: record.timestamp, digest: digest, isPending: false), forKey: record.key)
+                watch.journal.setEntry(
+                    .init(timestamp: record.timestamp, digest: digest, isPending: false), forKey: record.key)
                 debug("remote change of \"\(record.key)\" at \(record.timestamp)")
                 // Observers run now, on this thread; the engine's own sees the digest it just recorded.
                 watch.suite.set(object, forKey: record.key)
@@ -357,7 +358,13 @@ final class SyncEngine: @unchecked Sendable {
                 let persistent = watch.suite.persistentValues()
                 for name in watch.names {
                     guard let entry = watch.journal.entry(forKey: name), entry.isPending else { continue }
-                    guard let data = try? SyncValue.encode(persistent[name], key: name) else { continue }
+                    // `nil` data is a removal; a value that grew too large since is left out.
+                    let data: Data?
+                    do {
+                        data = try SyncValue.encode(persistent[name], key: name)
+                    } catch {
+                        continue
+                    }
                     if let existing = byName[name], existing.timestamp >= entry.timestamp { continue }
                     byName[name] = SyncRecord(key: name, value: data, timestamp: entry.timestamp)
                 }
@@ -394,7 +401,8 @@ final class SyncEngine: @unchecked Sendable {
             let (watches, clock) = withState { (Array($0.watches.values), $0.clock) }
             for watch in watches {
                 for name in watch.names {
-                    _ = recordLocalState(of: name, in: watch.suite, journal: watch.journal, clock: clock, isFirstLook: false)
+                    _ = recordLocalState(
+                        of: name, in: watch.suite, journal: watch.journal, clock: clock, isFirstLook: false)
                 }
             }
         }

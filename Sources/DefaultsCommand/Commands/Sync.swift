@@ -1,8 +1,8 @@
 import ArgumentParser
-import Synchronization
 import Defaults
 import DefaultsPostgres
 import Foundation
+import Synchronization
 
 /// `defaults sync`: the state of `Defaults.iCloud` syncing on this machine.
 struct Sync: ParsableCommand {
