@@ -190,3 +190,54 @@ struct PostgresSyncTests {
         try await c.waitUntil("font", is: "mono")
     }
 }
+
+@Suite("defaults sync status", .enabled(if: PostgresCluster.isAvailable))
+struct SyncStatusCommandTests {
+    static let defaultsURL = SyncProcess.helperURL.deletingLastPathComponent().appendingPathComponent("defaults")
+
+    struct Report: Decodable {
+        struct Suite: Decodable {
+            var suite: String
+            var pendingChanges: Int
+        }
+
+        var connected: Bool
+        var error: String?
+        var serverRecords: Int?
+        var suites: [Suite]
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: defaultsURL.path)))
+    func reportsTheServerThePendingChangesAndAWrongPassword() async throws {
+        try await PostgresCluster.with { cluster in
+            let directory = try TemporaryDirectory()
+            let namespace = "com.example.status"
+            let machine = try await SyncProcess(
+                configDirectory: directory.machine("a"), url: cluster.url, namespace: namespace, keys: ["k"])
+            try await machine.set("k", "v")
+            try await machine.waitForSync()
+            try await machine.quit()
+
+            func status(url: String) throws -> Report {
+                let result = try Subprocess.run(
+                    Self.defaultsURL.path, ["sync", "status", "--json"],
+                    environment: [
+                        "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_NAMESPACE": namespace,
+                        "XDG_CONFIG_HOME": directory.machine("a").path,
+                    ])
+                #expect(result.status == 0, "\(result.errors)")
+                return try JSONDecoder().decode(Report.self, from: Data(result.output.utf8))
+            }
+            let report = try status(url: cluster.url)
+            #expect(report.connected)
+            #expect(report.serverRecords == 1)
+            #expect(report.suites.map(\.suite) == ["sync-helper"])
+            #expect(report.suites.first?.pendingChanges == 0)
+
+            let refused = try status(url: cluster.url(password: "wrong-password"))
+            #expect(!refused.connected)
+            #expect(refused.error?.contains("password authentication failed") == true)
+            #expect(refused.error?.contains("wrong-password") == false)
+        }
+    }
+}

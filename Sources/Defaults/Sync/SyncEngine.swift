@@ -40,6 +40,8 @@ final class SyncEngine: @unchecked Sendable {
         var lastError: String?
         var lastSync: Date?
         var queuedJobs = 0
+        /// A push is queued and not started: later changes ride along with it.
+        var isPushQueued = false
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
         var hasWarnedNoStore = false
     }
@@ -68,8 +70,17 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     private func enqueue(_ job: Job) {
-        withState { $0.queuedJobs += 1 }
-        jobs.yield(job)
+        let isRedundant = withState { state -> Bool in
+            if case .push = job {
+                if state.isPushQueued { return true }
+                state.isPushQueued = true
+            }
+            state.queuedJobs += 1
+            return false
+        }
+        if !isRedundant {
+            jobs.yield(job)
+        }
     }
 
     // MARK: Keys
@@ -190,9 +201,11 @@ final class SyncEngine: @unchecked Sendable {
             return false  // unchanged, or the echo of a remote value just applied
         }
         if entry == nil, isFirstLook {
+            // Nothing stored and never synced: no entry, so that any remote value is newer.
+            guard data != nil else { return false }
             let unknown = SyncTimestamp.unknown(origin: clock.origin)
-            journal.setEntry(.init(timestamp: unknown, digest: digest, isPending: data != nil), forKey: name)
-            return data != nil
+            journal.setEntry(.init(timestamp: unknown, digest: digest, isPending: true), forKey: name)
+            return true
         }
         let timestamp = clock.now()
         journal.setEntry(.init(timestamp: timestamp, digest: digest, isPending: true), forKey: name)
@@ -260,6 +273,7 @@ final class SyncEngine: @unchecked Sendable {
                 }
             }
         case .push:
+            withState { $0.isPushQueued = false }
             await push(to: store)
         case .reconcile:
             reconcile()

@@ -62,41 +62,14 @@ struct PostgresCluster: Sendable {
     }
 
     /// Runs the script and returns its standard output.
-    ///
-    /// It is spawned and reaped here with `posix_spawn` and `waitpid`, not with Foundation's
-    /// `Process`, whose `waitUntilExit()` was seen to miss a child's exit on Linux and hang. Its
-    /// output goes to files, so that the server it starts cannot hold a pipe open.
     @discardableResult
     static func runScript(_ arguments: [String]) throws -> String {
-        let directory = FileManager.default.temporaryDirectory
-        let outputPath = directory.appendingPathComponent("postgres-cluster-\(UUID().uuidString).out").path
-        let errorPath = outputPath + ".err"
-        defer {
-            unlink(outputPath)
-            unlink(errorPath)
+        let result = try Subprocess.run("/bin/bash", [script.path] + arguments)
+        guard result.status == 0 else {
+            throw ScriptError(
+                message: "postgres-cluster.sh \(arguments.joined(separator: " ")) failed: \(result.errors)")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-        let argv = (["/bin/bash", script.path] + arguments).map { strdup($0) } + [nil]
-        defer {
-            for argument in argv { free(argument) }
-        }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
-        guard spawned == 0 else { throw ScriptError(message: "posix_spawn failed: \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        // Exited normally with status 0: the low 7 bits (the signal) and the exit code are 0.
-        guard status == 0 else {
-            let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-            throw ScriptError(message: "postgres-cluster.sh \(arguments.joined(separator: " ")) failed: \(errors)")
-        }
-        return output
+        return result.output
     }
 
     /// A loopback port nothing listens on right now.
