@@ -16,8 +16,10 @@ enum Child {
             reply("error no store")
             return
         }
-        Defaults.iCloud.use(store)
         let suite = FileSuite(name: "p8")
+        if role != "bulk" {
+            Defaults.iCloud.use(store)
+        }
         switch role {
         case "writer":
             let key = Defaults.Key<String>("p8", default: "", suite: suite, iCloud: true)
@@ -40,19 +42,21 @@ enum Child {
             while let line = readLine(), line != "quit" {}
             observation.invalidate()
         case "bulk":
-            await bulk(arguments.compactMap { Int($0) }, suite: suite)
+            await bulk(arguments.compactMap { Int($0) }, suite: suite, store: store)
         default:
             reply("error unknown role \(role)")
         }
     }
 
     /// Writes this writer's keys when told to, then waits until every writer's keys arrived.
-    static func bulk(_ numbers: [Int], suite: FileSuite) async {
+    static func bulk(_ numbers: [Int], suite: FileSuite, store: PostgresSyncStore) async {
         guard numbers.count == 3 else { return }
         let (me, writers, writesEach) = (numbers[0], numbers[1], numbers[2])
         let keys = (0..<writers).map { writer in
             (0..<writesEach).map { Defaults.Key<String>("w\(writer)-\($0)", default: "", suite: suite, iCloud: true) }
         }
+        // Connected after the keys are declared: one catch-up for all of them.
+        Defaults.iCloud.use(store)
         await Defaults.iCloud.waitForSyncCompletion()
         reply("ready")
         guard readLine() == "go" else { return }
