@@ -467,7 +467,8 @@ final class SyncEngine: @unchecked Sendable {
 
     private func resumeWaitersIfIdle() {
         let waiters = withState { state -> [CheckedContinuation<Void, Never>] in
-            guard isIdle(state), !state.waiters.isEmpty else { return [] }
+            // Waiters first: `isIdle` reads every synced key's journal entry.
+            guard !state.waiters.isEmpty, isIdle(state) else { return [] }
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
@@ -499,7 +500,7 @@ final class SyncEngine: @unchecked Sendable {
         }
         if shouldLog {
             Defaults.logger.notice(
-                "Defaults.iCloud has no sync store connected, so iCloud keys are stored locally only and nothing syncs; connect one with Defaults.iCloud.use(_:)"
+                "Defaults.iCloud has no sync store connected yet: until one is (Defaults.iCloud.use(_:)), iCloud keys are stored locally only and nothing syncs"
             )
         }
     }
