@@ -20,6 +20,8 @@ let package = Package(
         .executable(name: "defaults", targets: ["DefaultsCommand"]),
         // A swift-configuration provider that reads a suite: `DefaultsProvider`.
         .library(name: "DefaultsConfiguration", targets: ["DefaultsConfiguration"]),
+        // Syncs `iCloud` keys between machines through PostgreSQL.
+        .library(name: "DefaultsPostgres", targets: ["DefaultsPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -29,6 +31,7 @@ let package = Package(
         // `swift package generate-documentation` for the DocC catalogs.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // A fast, dependency-free property-list reader and writer (XML, binary, old-style text).
@@ -58,11 +61,21 @@ let package = Package(
         // `@ObservableDefault` for `@Observable` classes.
         .target(name: "DefaultsMacros", dependencies: ["Defaults", "DefaultsMacrosPlugin"]),
         .executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
+        // The PostgreSQL sync store for `Defaults.iCloud`.
+        .target(
+            name: "DefaultsPostgres",
+            dependencies: [
+                "Defaults",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "DefaultsCommand",
             dependencies: [
                 "Defaults",
                 "DefaultsPropertyList",
+                "DefaultsPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -83,6 +96,17 @@ let package = Package(
         .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList"]),
         .testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestHelper"]),
         .testTarget(name: "DefaultsCombineTests", dependencies: ["DefaultsCombine"]),
+        // A child process that the sync tests spawn: one "machine" syncing through PostgreSQL.
+        .executableTarget(
+            name: "DefaultsSyncTestHelper",
+            dependencies: ["Defaults", "DefaultsPostgres"],
+            path: "Tests/SyncHelper"
+        ),
+        // Needs a PostgreSQL server; starts its own throwaway cluster (skips without one).
+        .testTarget(
+            name: "DefaultsPostgresTests",
+            dependencies: ["Defaults", "DefaultsPostgres", "DefaultsSyncTestHelper"]
+        ),
         // Runs the built `defaults` executable; depending on its target gets it built.
         .testTarget(
             name: "DefaultsCommandTests",

@@ -41,6 +41,14 @@ let package = Package(
             path: "Benchmarks/Allocations",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // P8: sync latency and convergence through PostgreSQL, between real processes.
+        .executableTarget(
+            name: "SyncLatency",
+            dependencies: [
+                .product(name: "Defaults", package: "swift-defaults"),
+                .product(name: "DefaultsPostgres", package: "swift-defaults"),
+            ]
+        ),
         .executableTarget(
             name: "RatioReport",
             dependencies: ["BenchmarkFixtures", .product(name: "Defaults", package: "swift-defaults")]

@@ -30,8 +30,7 @@ struct DefaultsTool: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Domains.self, Read.self, ReadType.self, Write.self, Delete.self, Rename.self, Find.self,
-            Export.self, Import.self, Watch.self,
-            ReadSource.self,
+            Export.self, Import.self, Watch.self, ReadSource.self, Sync.self,
         ]
     )
 }

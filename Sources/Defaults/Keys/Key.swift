@@ -55,6 +55,7 @@ extension Defaults {
         ///   - name: The name the value is stored under in the suite.
         ///   - defaultValue: The value a read returns while none is stored.
         ///   - suite: Where the value is stored; the standard suite unless given.
+        ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         /// - Precondition: `name` is ASCII, does not start with `@` and has no `.`.
@@ -62,6 +63,7 @@ extension Defaults {
             _ name: String,
             default defaultValue: Value,
             suite: any DefaultsSuite = Defaults.standardSuite,
+            iCloud: Bool = false,
             file: StaticString = #fileID,
             line: UInt = #line
         ) {
@@ -73,21 +75,26 @@ extension Defaults {
             if let object = Value.bridge.serialize(defaultValue) {
                 suite.register(defaults: [name: object])
             }
+            if iCloud { Defaults.iCloud.add(self) }
         }
 
         /// Creates a key whose default value is computed on each read of a missing value.
+        ///
+        /// - Parameter iCloud: Sync the value between machines with ``Defaults/iCloud``.
         public init(
             _ name: String,
             suite: any DefaultsSuite = Defaults.standardSuite,
             file: StaticString = #fileID,
             line: UInt = #line,
-            default defaultValueGetter: @escaping @Sendable () -> Value
+            default defaultValueGetter: @escaping @Sendable () -> Value,
+            iCloud: Bool = false
         ) {
             defaultSource = .dynamic(defaultValueGetter)
             decodeCache = DecodeCache()
             declarationSite = KeyDeclarationSite(file: file, line: line)
             super.init(name: name, suite: suite)
             Defaults.KeyRegistry.register(self)
+            if iCloud { Defaults.iCloud.add(self) }
         }
 
         /// Creates a key with a static default value in a `UserDefaults` suite.
@@ -95,10 +102,13 @@ extension Defaults {
             _ name: String,
             default defaultValue: Value,
             suite: UserDefaults,
+            iCloud: Bool = false,
             file: StaticString = #fileID,
             line: UInt = #line
         ) {
-            self.init(name, default: defaultValue, suite: UserDefaultsSuite.shared(suite), file: file, line: line)
+            self.init(
+                name, default: defaultValue, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, file: file,
+                line: line)
         }
 
         /// Creates a key with a dynamic default value in a `UserDefaults` suite.
@@ -107,9 +117,12 @@ extension Defaults {
             suite: UserDefaults,
             file: StaticString = #fileID,
             line: UInt = #line,
-            default defaultValueGetter: @escaping @Sendable () -> Value
+            default defaultValueGetter: @escaping @Sendable () -> Value,
+            iCloud: Bool = false
         ) {
-            self.init(name, suite: UserDefaultsSuite.shared(suite), file: file, line: line, default: defaultValueGetter)
+            self.init(
+                name, suite: UserDefaultsSuite.shared(suite), file: file, line: line, default: defaultValueGetter,
+                iCloud: iCloud)
         }
 
         // The read and write paths are inlinable so that code using a key gets a copy specialized
@@ -201,19 +214,21 @@ extension Defaults.Key {
     public convenience init<Wrapped>(
         _ name: String,
         suite: any DefaultsSuite = Defaults.standardSuite,
+        iCloud: Bool = false,
         file: StaticString = #fileID,
         line: UInt = #line
     ) where Value == Wrapped? {
-        self.init(name, default: nil, suite: suite, file: file, line: line)
+        self.init(name, default: nil, suite: suite, iCloud: iCloud, file: file, line: line)
     }
 
     /// Creates an optional key in a `UserDefaults` suite whose default value is `nil`.
     public convenience init<Wrapped>(
         _ name: String,
         suite: UserDefaults,
+        iCloud: Bool = false,
         file: StaticString = #fileID,
         line: UInt = #line
     ) where Value == Wrapped? {
-        self.init(name, default: nil, suite: UserDefaultsSuite.shared(suite), file: file, line: line)
+        self.init(name, default: nil, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, file: file, line: line)
     }
 }

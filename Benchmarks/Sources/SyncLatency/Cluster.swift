@@ -1,0 +1,44 @@
+import Foundation
+
+/// The server the benchmark syncs through.
+enum Cluster {
+    static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Tests/postgres-cluster.sh")
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// `$DEFAULTS_SYNC_URL`, or a throwaway server's URL and directory.
+    static func urlOrStart() throws -> (url: String, directory: String?) {
+        if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEmpty {
+            return (url, nil)
+        }
+        for _ in 0..<5 {
+            let port = Int.random(in: 20_000..<60_000)
+            if let directory = try? run("start \(port)") {
+                return (
+                    "postgres://defaults:defaults-test-password@127.0.0.1:\(port)/defaults_sync?sslmode=disable",
+                    directory
+                )
+            }
+        }
+        throw Failure(description: "could not start PostgreSQL with \(script.path); set DEFAULTS_SYNC_URL")
+    }
+
+    static func destroy(_ directory: String) {
+        _ = try? run("destroy \(directory)")
+    }
+
+    /// Runs the script through `system()` (which reaps it itself), its output through a file.
+    private static func run(_ arguments: String) throws -> String {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("p8-\(UUID().uuidString).out").path
+        defer { unlink(output) }
+        guard system("bash '\(script.path)' \(arguments) > '\(output)' 2>&1 < /dev/null") == 0 else {
+            throw Failure(description: (try? String(contentsOfFile: output, encoding: .utf8)) ?? "failed")
+        }
+        return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").trimmingCharacters(
+            in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+
+/// A child process of the benchmark, with its own config directory, driven through its stdin.
+final class Peer: Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private let process: Process
+    private let input: FileHandle
+    private let lines = Mutex<(complete: [String], partial: String, read: Int)>(([], "", 0))
+
+    init(role: String, url: String, namespace: String, arguments: [String] = []) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--child", role] + arguments
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p8-\(UUID().uuidString)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = directory.path
+        environment["DEFAULTS_SYNC_URL"] = url
+        environment["P8_NAMESPACE"] = namespace
+        process.environment = environment
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        input = stdin.fileHandleForWriting
+        try process.run()
+        let reader = stdout.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { return }
+                lines.withLock { lines in
+                    var pieces = (lines.partial + String(decoding: data, as: UTF8.self))
+                        .split(separator: "\n", omittingEmptySubsequences: false)
+                    lines.partial = String(pieces.removeLast())
+                    lines.complete.append(contentsOf: pieces.map(String.init))
+                }
+            }
+        }
+    }
+
+    func send(_ line: String) {
+        input.write(Data((line + "\n").utf8))
+    }
+
+    /// The next unread line matching `predicate` (lines before it are consumed).
+    func next(timeout: TimeInterval = 60, where predicate: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let found = lines.withLock { lines -> String? in
+                while lines.read < lines.complete.count {
+                    let line = lines.complete[lines.read]
+                    lines.read += 1
+                    if predicate(line) { return line }
+                }
+                return nil
+            }
+            if let found { return found }
+            usleep(200)
+        }
+        throw Failure(description: "timed out waiting for a line from a child")
+    }
+}

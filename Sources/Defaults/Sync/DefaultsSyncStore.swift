@@ -1,0 +1,43 @@
+import Foundation
+
+/// A remote that ``Defaults/iCloud`` syncs through: PostgreSQL with `DefaultsPostgres`, or your own.
+///
+/// The library keeps everything local (values, versions, changes not yet pushed) and decides
+/// which version wins; a store only moves records. It keeps one record per key name, and replaces
+/// it only with a record whose ``SyncRecord/timestamp`` is later.
+///
+/// Connect one with ``Defaults/iCloud/use(_:)``. Reads and writes of keys never wait for a store:
+/// its methods are called from the library's own task.
+public protocol DefaultsSyncStore: AnyObject, Sendable {
+    /// A description for logs and status, without credentials (for example `postgres://db.local/app`).
+    var description: String { get }
+
+    /// Connects and stays connected until the calling task is cancelled, reconnecting with back-off
+    /// when the connection is lost.
+    ///
+    /// Report ``SyncEvent/connected`` after each (re)connection, once the store receives other
+    /// machines' changes, so that the library catches up on what it missed; report each record
+    /// other machines change as ``SyncEvent/received(_:)``; report a failed or lost connection as
+    /// ``SyncEvent/disconnected(_:)``.
+    func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async
+
+    /// The timestamp of every record the store holds, by key name: the catch-up after a connection.
+    func timestamps() async throws -> [String: SyncTimestamp]
+
+    /// The records the store holds for `keys`; keys it has no record for are left out.
+    func records(forKeys keys: [String]) async throws -> [SyncRecord]
+
+    /// Stores each record unless the store holds a later one for its key; returns once they are
+    /// durably stored. Throws when not connected.
+    func push(_ records: [SyncRecord]) async throws
+}
+
+/// What a ``DefaultsSyncStore`` reports while it runs.
+public enum SyncEvent: Sendable {
+    /// Connected, and receiving other machines' changes.
+    case connected
+    /// Other machines changed these records.
+    case received([SyncRecord])
+    /// A connection attempt failed or the connection was lost; the store retries by itself.
+    case disconnected(any Error)
+}

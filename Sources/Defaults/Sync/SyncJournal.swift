@@ -1,0 +1,78 @@
+import Foundation
+
+/// What the library remembers about the synced keys of one suite, durably: per key, the version
+/// of the value it holds, a digest of that value, and whether the value still has to be pushed.
+///
+/// It lives beside the suite's file, in `.defaults-sync/<file name>`, so that a change made while
+/// offline (or by a process killed before it could push) is pushed on the next start. A change
+/// made while the library was not watching (by `defaults write`, or in a process without a store)
+/// is found by its digest.
+final class SyncJournal: Sendable {
+    struct Entry: Sendable, Equatable {
+        var timestamp: SyncTimestamp
+        var digest: String
+        var isPending: Bool
+    }
+
+    /// The entry holding the last sync time; key names cannot start with `@`.
+    private static let lastSyncKey = "@lastSync"
+
+    let storage: any DefaultsSuite
+
+    init(storage: any DefaultsSuite) {
+        self.storage = storage
+    }
+
+    /// The journal of `suite`: a file beside a file suite's, in memory for an in-memory suite, and
+    /// in the default directory, by suite name, for others.
+    convenience init(for suite: any DefaultsSuite) {
+        if suite is InMemorySuite {
+            self.init(storage: InMemorySuite(name: "\(suite.name).defaults-sync"))
+        } else {
+            let fileURL = (suite as? FileSuite)?.fileURL ?? FileSuite.fileURL(forName: suite.name)
+            self.init(storage: FileSuite(fileURL: Self.journalURL(forSuiteFile: fileURL), arguments: []))
+        }
+    }
+
+    /// Where the journal of the suite stored at `fileURL` lives.
+    static func journalURL(forSuiteFile fileURL: URL) -> URL {
+        fileURL.deletingLastPathComponent()
+            .appendingPathComponent(".defaults-sync", isDirectory: true)
+            .appendingPathComponent(fileURL.lastPathComponent, isDirectory: false)
+    }
+
+    func entry(forKey key: String) -> Entry? {
+        Self.entry(from: storage.object(forKey: key))
+    }
+
+    func setEntry(_ entry: Entry, forKey key: String) {
+        let object: [String: Any] = [
+            "timestamp": entry.timestamp.description, "digest": entry.digest, "pending": entry.isPending,
+        ]
+        storage.set(object, forKey: key)
+    }
+
+    var lastSync: Date? {
+        get { storage.object(forKey: Self.lastSyncKey) as? Date }
+        set { storage.set(newValue, forKey: Self.lastSyncKey) }
+    }
+
+    /// The keys whose changes are not yet pushed.
+    var pendingKeys: [String] {
+        storage.persistentValues().compactMap { key, object in
+            Self.entry(from: object)?.isPending == true ? key : nil
+        }
+    }
+
+    func flush() throws {
+        try storage.flush()
+    }
+
+    private static func entry(from object: Any?) -> Entry? {
+        guard let dictionary = object as? [String: Any],
+            let text = dictionary["timestamp"] as? String, let timestamp = SyncTimestamp(text),
+            let digest = dictionary["digest"] as? String, let isPending = dictionary["pending"] as? Bool
+        else { return nil }
+        return Entry(timestamp: timestamp, digest: digest, isPending: isPending)
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Where syncing stands in this process; read it with ``Defaults/iCloud/status``.
+public struct SyncStatus: Sendable, Hashable {
+    /// The connected store's description, without credentials; `nil` when none is connected.
+    public var store: String?
+    /// Whether the store is connected now.
+    public var isConnected: Bool
+    /// Local changes not yet on the store.
+    public var pendingChanges: Int
+    /// When the last catch-up or push completed.
+    public var lastSync: Date?
+    /// The last problem: a connection failure, or a value refused for its size.
+    public var lastError: String?
+
+    /// Creates a status.
+    public init(
+        store: String? = nil,
+        isConnected: Bool = false,
+        pendingChanges: Int = 0,
+        lastSync: Date? = nil,
+        lastError: String? = nil
+    ) {
+        self.store = store
+        self.isConnected = isConnected
+        self.pendingChanges = pendingChanges
+        self.lastSync = lastSync
+        self.lastError = lastError
+    }
+}

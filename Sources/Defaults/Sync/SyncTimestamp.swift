@@ -1,0 +1,45 @@
+import Foundation
+
+/// The version of a synced value: a hybrid logical clock reading.
+///
+/// Timestamps order by wall time, then counter, then origin, so that every machine agrees on
+/// which of two changes is the newer one (the last writer wins), even when their clocks disagree.
+public struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Milliseconds since 1970, as the writing machine's clock (or a newer clock it had seen) read.
+    public var wallTime: Int64
+    /// Orders changes within the same millisecond, and changes made after seeing a newer clock.
+    public var counter: Int64
+    /// Who made the change: an ASCII identifier unique to one syncing process.
+    public var origin: String
+
+    /// Creates a timestamp.
+    public init(wallTime: Int64, counter: Int64, origin: String) {
+        self.wallTime = wallTime
+        self.counter = counter
+        self.origin = origin
+    }
+
+    /// Parses the ``description`` form, `wallTime.counter.origin`; `nil` for anything else.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, let wallTime = Int64(parts[0]), let counter = Int64(parts[1]), counter >= 0 else {
+            return nil
+        }
+        self.init(wallTime: wallTime, counter: counter, origin: String(parts[2]))
+    }
+
+    /// `wallTime.counter.origin`, as ``init(_:)`` reads it.
+    public var description: String { "\(wallTime).\(counter).\(origin)" }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        if lhs.wallTime != rhs.wallTime { return lhs.wallTime < rhs.wallTime }
+        if lhs.counter != rhs.counter { return lhs.counter < rhs.counter }
+        // Byte order, as PostgreSQL's "C" collation compares them.
+        return lhs.origin.utf8.lexicographicallyPrecedes(rhs.origin.utf8)
+    }
+
+    /// The version of a value stored before it was ever synced: older than any change.
+    static func unknown(origin: String) -> Self {
+        Self(wallTime: 0, counter: 0, origin: origin)
+    }
+}

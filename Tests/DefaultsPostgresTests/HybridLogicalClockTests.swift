@@ -1,0 +1,62 @@
+import Defaults
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Hybrid logical clock")
+struct HybridLogicalClockTests {
+    /// A wall clock the test moves by hand.
+    final class ManualClock: Sendable {
+        let milliseconds = Mutex<Int64>(1_000_000)
+        var date: Date { Date(timeIntervalSince1970: Double(milliseconds.withLock { $0 }) / 1000) }
+        func move(by delta: Int64) { milliseconds.withLock { $0 += delta } }
+    }
+
+    @Test func timestampsIncreaseEvenWhenTheWallClockStandsStillOrGoesBack() {
+        let wall = ManualClock()
+        let clock = HybridLogicalClock(origin: "a", wallClock: { wall.date })
+        var previous = clock.now()
+        for step in [0, 0, -500, 10, -10_000, 0] as [Int64] {
+            wall.move(by: step)
+            let next = clock.now()
+            #expect(next > previous)
+            previous = next
+        }
+    }
+
+    @Test func aClockBehindStampsAfterWhatItReceived() {
+        let wall = ManualClock()
+        let behind = HybridLogicalClock(origin: "b", wallClock: { wall.date.addingTimeInterval(-3600) })
+        let ahead = HybridLogicalClock(origin: "a", wallClock: { wall.date })
+        let remote = ahead.now()
+        #expect(behind.now() < remote)  // before it saw the remote change
+        behind.receive(remote)
+        let local = behind.now()
+        #expect(local > remote)
+        #expect(local.wallTime == remote.wallTime)
+        // An older timestamp received later does not move the clock back.
+        behind.receive(SyncTimestamp(wallTime: 5, counter: 0, origin: "z"))
+        #expect(behind.now() > local)
+    }
+
+    @Test func timestampsOrderByWallTimeThenCounterThenOrigin() {
+        #expect(
+            SyncTimestamp(wallTime: 1, counter: 9, origin: "z") < SyncTimestamp(wallTime: 2, counter: 0, origin: "a"))
+        #expect(
+            SyncTimestamp(wallTime: 2, counter: 0, origin: "z") < SyncTimestamp(wallTime: 2, counter: 1, origin: "a"))
+        #expect(
+            SyncTimestamp(wallTime: 2, counter: 1, origin: "A") < SyncTimestamp(wallTime: 2, counter: 1, origin: "a"))
+    }
+
+    @Test func timestampsRoundTripThroughTheirText() {
+        let timestamp = SyncTimestamp(wallTime: 1_700_000_000_123, counter: 4, origin: "f00d-beef")
+        #expect(SyncTimestamp(timestamp.description) == timestamp)
+        for bad in ["", "1.2", "x.1.a", "1.-1.a", "1.y.a"] {
+            #expect(SyncTimestamp(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func originsAreCleanedOfDots() {
+        #expect(HybridLogicalClock(origin: "host.example.com").origin == "hostexamplecom")
+    }
+}

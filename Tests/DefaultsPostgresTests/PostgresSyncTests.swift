@@ -1,0 +1,243 @@
+import Foundation
+import Testing
+
+/// Real processes syncing through a real PostgreSQL server (`Tests/postgres-cluster.sh`).
+@Suite("Sync through PostgreSQL", .enabled(if: PostgresCluster.isAvailable), .postgresCluster)
+struct PostgresSyncTests {
+    let directory: TemporaryDirectory
+    let namespace = "com.example.sync-\(UUID().uuidString.prefix(8))"
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    var cluster: PostgresCluster {
+        get throws {
+            guard let cluster = PostgresCluster.shared else { throw SyncProcess.Failure(description: "no cluster") }
+            return cluster
+        }
+    }
+
+    func machine(_ name: String, url: String? = nil, keys: [String], clockOffset: Double = 0) async throws
+        -> SyncProcess
+    {
+        try await SyncProcess(
+            configDirectory: directory.machine(name), url: try url ?? cluster.url, namespace: namespace, keys: keys,
+            clockOffset: clockOffset)
+    }
+
+    @Test func twoMachinesConvergeAndObserversSeeRemoteChanges() async throws {
+        let a = try await machine("a", keys: ["mode", "name"])
+        let b = try await machine("b", keys: ["mode", "name"])
+        try await b.send("watch mode", answer: "ok")
+        try await b.send("observe mode", answer: "ok")
+        try await a.waitForSync()
+        try await b.waitForSync()
+
+        try await a.set("mode", "dark")
+        try await b.waitUntil("mode", is: "dark")
+        _ = try await b.next { $0 == "updated mode dark" }
+        _ = try await b.next { $0 == "observed mode (nil) dark" }
+
+        try await b.set("name", "Ada")
+        try await a.waitUntil("name", is: "Ada")
+
+        // Resets propagate.
+        try await a.send("reset mode", answer: "ok")
+        try await b.waitUntil("mode", is: "(nil)")
+        _ = try await b.next { $0 == "updated mode (nil)" }
+    }
+
+    @Test func fourMachinesRacingOnOneKeyConvergeToOneValue() async throws {
+        var machines: [SyncProcess] = []
+        for index in 0..<4 {
+            machines.append(try await machine("m\(index)", keys: ["race"]))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, machine) in machines.enumerated() {
+                group.addTask {
+                    for round in 0..<20 {
+                        try await machine.set("race", "m\(index)-\(round)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for machine in machines {
+            try await machine.waitForSync()
+        }
+        // After everyone pushed, let the last notifications arrive, then compare.
+        let first = try await machines[0].get("race")
+        for machine in machines {
+            try await machine.waitUntil("race", is: first)
+        }
+        #expect(first.hasSuffix("-19"), "the winner is some machine's last write: \(first)")
+    }
+
+    @Test func aServerOutageLosesNoAcknowledgedWrite() async throws {
+        try await PostgresCluster.with { cluster in
+            let keys = (0..<5).flatMap { ["a\($0)", "b\($0)"] } + ["shared"]
+            let a = try await machine("a", url: cluster.url, keys: keys)
+            let b = try await machine("b", url: cluster.url, keys: keys)
+            try await a.waitForSync()
+            try await b.waitForSync()
+
+            try cluster.stop()
+            for index in 0..<5 {
+                try await a.set("a\(index)", "from-a-\(index)")
+                try await b.set("b\(index)", "from-b-\(index)")
+            }
+            try await a.set("shared", "a-offline")
+            try await b.set("shared", "b-offline")
+            try await a.flush()  // acknowledged: durable on each machine
+            try await b.flush()
+            #expect(try await a.send("status", answer: "status").contains("pending=6"))
+            try await Task.sleep(for: .seconds(2))
+            try cluster.restart()
+
+            try await a.waitForSync()
+            try await b.waitForSync()
+            try await a.waitForSync()
+            for index in 0..<5 {
+                try await a.waitUntil("b\(index)", is: "from-b-\(index)")
+                try await b.waitUntil("a\(index)", is: "from-a-\(index)")
+            }
+            // Both offline writes of `shared` were versioned; the later one (b's) wins everywhere.
+            try await a.waitUntil("shared", is: "b-offline")
+            try await b.waitUntil("shared", is: "b-offline")
+        }
+    }
+
+    @Test func aMachineKilledBeforePushingPushesOnItsNextStart() async throws {
+        let nowhere = "postgres://defaults:x@127.0.0.1:\(try PostgresCluster.freePort())/none?sslmode=disable"
+        let first = try await machine("a", url: nowhere, keys: ["setting"])
+        try await first.set("setting", "written-offline")
+        try await first.flush()
+        first.kill()
+
+        let again = try await machine("a", keys: ["setting"])
+        try await again.waitForSync()
+        let other = try await machine("b", keys: ["setting"])
+        try await other.waitUntil("setting", is: "written-offline")
+    }
+
+    @Test func aMachineWhoseClockIsAnHourBehindDoesNotLoseNewerWrites() async throws {
+        let onTime = try await machine("on-time", keys: ["level"])
+        let behind = try await machine("behind", keys: ["level"], clockOffset: -3600)
+        try await onTime.set("level", "first")
+        try await behind.waitUntil("level", is: "first")
+        // Its wall clock says an hour ago, but it has seen "first": its change is newer.
+        try await behind.set("level", "second")
+        try await behind.waitForSync()
+        try await onTime.waitUntil("level", is: "second")
+        try await onTime.set("level", "third")
+        try await behind.waitUntil("level", is: "third")
+    }
+
+    @Test func aWrongPasswordIsReportedAndLocalUseGoesOn() async throws {
+        let wrong = try await machine("a", url: try cluster.url(password: "not-the-password"), keys: ["k"])
+        try await wrong.set("k", "local")
+        #expect(try await wrong.get("k") == "local")
+        let deadline = ContinuousClock.now + .seconds(60)
+        var status = ""
+        while ContinuousClock.now < deadline, !status.contains("password authentication failed") {
+            status = try await wrong.send("status", answer: "status")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(status.contains("password authentication failed for user \"defaults\""), "\(status)")
+        #expect(status.contains("connected=false"))
+        #expect(wrong.log.contains("password authentication failed"))
+        #expect(!wrong.log.contains("not-the-password") && !status.contains("not-the-password"))
+    }
+
+    @Test func aMalformedURLIsReportedAndLocalUseGoesOn() async throws {
+        let machine = try await machine("a", url: "postgres//nobody", keys: ["k"])
+        #expect(machine.output.contains { $0.hasPrefix("error The sync URL must look like") })
+        try await machine.set("k", "still-works")
+        #expect(try await machine.get("k") == "still-works")
+    }
+
+    @Test func aValueOverOneMegabyteIsRefusedAndReported() async throws {
+        let a = try await machine("a", keys: ["blob"])
+        let b = try await machine("b", keys: ["blob"])
+        try await a.send("big blob 1100000", answer: "ok")
+        let status = try await a.send("status", answer: "status")
+        #expect(status.contains("over the 1 MB limit"), "\(status)")
+        #expect(a.log.contains("over the 1 MB limit"))
+        try await a.waitForSync()
+        #expect(try await b.get("blob") == "(nil)")
+        // The local value is kept, not truncated; a smaller one syncs again.
+        try await a.set("blob", "small")
+        try await b.waitUntil("blob", is: "small")
+    }
+
+    @Test func onFirstConnectionRemoteValuesWinOverNeverSyncedOnesAndNewKeysArePushed() async throws {
+        let a = try await machine("a", keys: ["theme"])
+        try await a.set("theme", "remote")
+        try await a.waitForSync()
+        try await a.quit()
+
+        // `b` wrote both keys before it ever synced.
+        let offline = try await machine("b", url: "", keys: ["theme", "font"])
+        try await offline.set("theme", "stale")
+        try await offline.set("font", "mono")
+        try await offline.quit()
+
+        let b = try await machine("b", keys: ["theme", "font"])
+        try await b.waitForSync()
+        try await b.waitUntil("theme", is: "remote")
+        let c = try await machine("c", keys: ["theme", "font"])
+        try await c.waitUntil("font", is: "mono")
+    }
+}
+
+@Suite("defaults sync status", .enabled(if: PostgresCluster.isAvailable))
+struct SyncStatusCommandTests {
+    static let defaultsURL = SyncProcess.helperURL.deletingLastPathComponent().appendingPathComponent("defaults")
+
+    struct Report: Decodable {
+        struct Suite: Decodable {
+            var suite: String
+            var pendingChanges: Int
+        }
+
+        var connected: Bool
+        var error: String?
+        var serverRecords: Int?
+        var suites: [Suite]
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: defaultsURL.path)))
+    func reportsTheServerThePendingChangesAndAWrongPassword() async throws {
+        try await PostgresCluster.with { cluster in
+            let directory = try TemporaryDirectory()
+            let namespace = "com.example.status"
+            let machine = try await SyncProcess(
+                configDirectory: directory.machine("a"), url: cluster.url, namespace: namespace, keys: ["k"])
+            try await machine.set("k", "v")
+            try await machine.waitForSync()
+            try await machine.quit()
+
+            func status(url: String) throws -> Report {
+                let result = try Subprocess.run(
+                    Self.defaultsURL.path, ["sync", "status", "--json"],
+                    environment: [
+                        "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_NAMESPACE": namespace,
+                        "XDG_CONFIG_HOME": directory.machine("a").path,
+                    ])
+                #expect(result.status == 0, "\(result.errors)")
+                return try JSONDecoder().decode(Report.self, from: Data(result.output.utf8))
+            }
+            let report = try status(url: cluster.url)
+            #expect(report.connected)
+            #expect(report.serverRecords == 1)
+            #expect(report.suites.map(\.suite) == ["sync-helper"])
+            #expect(report.suites.first?.pendingChanges == 0)
+
+            let refused = try status(url: cluster.url(password: "wrong-password"))
+            #expect(!refused.connected)
+            #expect(refused.error?.contains("password authentication failed") == true)
+            #expect(refused.error?.contains("wrong-password") == false)
+        }
+    }
+}

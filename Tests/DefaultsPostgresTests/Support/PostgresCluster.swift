@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+/// A throwaway PostgreSQL server, started by `Tests/postgres-cluster.sh` in a temp dir on a free
+/// loopback port, with a user `defaults` who logs in with a password.
+struct PostgresCluster: Sendable {
+    static let password = "defaults-test-password"
+    static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("postgres-cluster.sh")
+
+    /// Whether Debian's PostgreSQL server binaries are installed.
+    static let isAvailable: Bool = (try? runScript(["available"])) != nil
+
+    /// The cluster of the running ``Shared`` suite.
+    @TaskLocal static var shared: PostgresCluster?
+
+    let directory: String
+    let port: Int
+
+    var url: String { url(password: Self.password) }
+
+    func url(password: String) -> String {
+        "postgres://defaults:\(password)@127.0.0.1:\(port)/defaults_sync?sslmode=disable"
+    }
+
+    static func start() throws -> PostgresCluster {
+        var lastError: (any Error)?
+        // A free port can be taken between finding and binding it: try a few.
+        for _ in 0..<3 {
+            let port = try freePort()
+            do {
+                let directory = try runScript(["start", "\(port)"]).trimmingCharacters(in: .whitespacesAndNewlines)
+                return PostgresCluster(directory: directory, port: port)
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? ScriptError(message: "could not start PostgreSQL")
+    }
+
+    func stop() throws { try Self.runScript(["stop", directory]) }
+    func restart() throws { try Self.runScript(["restart", directory]) }
+    func destroy() { _ = try? Self.runScript(["destroy", directory]) }
+
+    /// Runs `body` with a new cluster, destroyed afterwards even when `body` throws.
+    static func with<Result>(_ body: (PostgresCluster) async throws -> Result) async throws -> Result {
+        let cluster = try start()
+        do {
+            let result = try await body(cluster)
+            cluster.destroy()
+            return result
+        } catch {
+            cluster.destroy()
+            throw error
+        }
+    }
+
+    struct ScriptError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    /// Runs the script and returns its standard output.
+    @discardableResult
+    static func runScript(_ arguments: [String]) throws -> String {
+        let result = try Subprocess.run("/bin/bash", [script.path] + arguments)
+        guard result.status == 0 else {
+            throw ScriptError(
+                message: "postgres-cluster.sh \(arguments.joined(separator: " ")) failed: \(result.errors)")
+        }
+        return result.output
+    }
+
+    /// A loopback port nothing listens on right now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ScriptError(message: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw ScriptError(message: "bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A suite trait: one cluster for every test of the suite, stopped when the suite ends.
+    struct Shared: SuiteTrait, TestScoping {
+        var isRecursive: Bool { false }
+
+        func provideScope(
+            for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+        ) async throws {
+            try await PostgresCluster.with { cluster in
+                try await PostgresCluster.$shared.withValue(cluster) {
+                    try await function()
+                }
+            }
+        }
+    }
+}
+
+extension Trait where Self == PostgresCluster.Shared {
+    /// Starts one throwaway PostgreSQL server for the suite (``PostgresCluster/shared``).
+    static var postgresCluster: Self { Self() }
+}

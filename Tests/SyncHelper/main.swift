@@ -1,0 +1,116 @@
+// One "machine" for the sync tests and the P8 benchmark: a process with its own config directory
+// (`XDG_CONFIG_HOME`) that syncs `String?` keys through PostgreSQL, driven line by line on stdin.
+//
+// Arguments: [--namespace NS] [--keys a,b] [--clock-offset SECONDS] [--fast-reconnect]
+// Environment: DEFAULTS_SYNC_URL (no store when unset or empty).
+//
+// Commands, one per line; each answers one line (`ok`, `value KEY VALUE`, `error MESSAGE`, ...):
+//   set KEY VALUE | big KEY BYTES | reset KEY | get KEY | flush | wait | status | quit
+//   watch KEY     prints `updated KEY VALUE` for each value `Defaults.updates` delivers
+//   observe KEY   prints `observed KEY OLD NEW` for each change `Defaults.observe` delivers
+// `(nil)` stands for no value.
+import Defaults
+import DefaultsPostgres
+import Foundation
+
+func reply(_ line: String) {
+    // One write per line, so that lines from observer threads never interleave.
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+var options: [String: String] = [:]
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    if argument == "--fast-reconnect" {
+        options[argument] = ""
+    } else if let value = arguments.popFirst() {
+        options[argument] = value
+    }
+}
+
+let suite = FileSuite(name: "sync-helper")
+nonisolated(unsafe) var keys: [String: Defaults.Key<String?>] = [:]
+
+func key(_ name: String) -> Defaults.Key<String?> {
+    if let key = keys[name] { return key }
+    let key = Defaults.Key<String?>(name, suite: suite, iCloud: true)
+    keys[name] = key
+    return key
+}
+
+Defaults.iCloud.isDebug = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_DEBUG"] != nil
+if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEmpty {
+    do {
+        let store = try PostgresSyncStore(
+            configuration: PostgresSyncStore.configuration(url: url),
+            namespace: options["--namespace"] ?? "sync-helper",
+            reconnectDelays: options["--fast-reconnect"] != nil
+                ? .milliseconds(100)...(.milliseconds(400)) : .milliseconds(250)...(.seconds(30)))
+        let offset = Double(options["--clock-offset"] ?? "0") ?? 0
+        Defaults.iCloud.use(store, clock: HybridLogicalClock(wallClock: { Date().addingTimeInterval(offset) }))
+    } catch {
+        reply("error \(error)")
+    }
+}
+for name in (options["--keys"] ?? "").split(separator: ",") {
+    _ = key(String(name))
+}
+
+var observations: [Defaults.Observation] = []
+var tasks: [Task<Void, Never>] = []
+reply("ready")
+
+while let line = readLine() {
+    let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+    switch (words.first ?? "", words.count) {
+    case ("set", 3):
+        Defaults[key(words[1])] = words[2]
+        reply("ok")
+    case ("big", 3):
+        Defaults[key(words[1])] = String(repeating: "x", count: Int(words[2]) ?? 0)
+        reply("ok")
+    case ("reset", 2):
+        Defaults.reset(key(words[1]))
+        reply("ok")
+    case ("get", 2):
+        reply("value \(words[1]) \(Defaults[key(words[1])] ?? "(nil)")")
+    case ("flush", 1):
+        do {
+            try Defaults.flushAll()
+            reply("ok")
+        } catch {
+            reply("error \(error)")
+        }
+    case ("wait", 1):
+        await Defaults.iCloud.waitForSyncCompletion()
+        reply("ok")
+    case ("status", 1):
+        let status = Defaults.iCloud.status
+        reply(
+            "status connected=\(status.isConnected) pending=\(status.pendingChanges) error=\(status.lastError ?? "(none)")"
+        )
+    case ("watch", 2):
+        let watched = key(words[1])
+        let name = words[1]
+        tasks.append(
+            Task.detached {
+                for await value in Defaults.updates(watched, initial: false) {
+                    reply("updated \(name) \(value ?? "(nil)")")
+                }
+            })
+        reply("ok")
+    case ("observe", 2):
+        let name = words[1]
+        observations.append(
+            Defaults.observe(key(name), options: []) { change in
+                reply("observed \(name) \(change.oldValue ?? "(nil)") \(change.newValue ?? "(nil)")")
+            })
+        reply("ok")
+    case ("quit", 1):
+        try? Defaults.flushAll()
+        reply("ok")
+        exit(0)
+    default:
+        reply("error unknown command: \(line)")
+    }
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the sync tests and the P8 benchmark.
+#
+#   postgres-cluster.sh available          exit 0 when Debian's PostgreSQL binaries are installed
+#   postgres-cluster.sh start PORT         initdb into a new temp dir, start on 127.0.0.1:PORT,
+#                                          create user `defaults` (password below) and database
+#                                          `defaults_sync`; prints the dir
+#   postgres-cluster.sh stop DIR           stop the server, keep the data (for restart tests)
+#   postgres-cluster.sh restart DIR        start it again on the same port
+#   postgres-cluster.sh destroy DIR        stop the server and delete DIR
+#
+# initdb refuses root: as root, the server runs as the `postgres` user.
+set -euo pipefail
+
+PASSWORD="defaults-test-password"
+
+bindir() {
+    local dir
+    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+    [ -n "$dir" ] && [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ] || return 1
+    echo "$dir"
+}
+
+as_owner() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_ctl_start() {
+    as_owner "$BIN/pg_ctl" -D "$1/data" -l "$1/server.log" -w -t 60 start > /dev/null
+}
+
+case "${1:-}" in
+available)
+    bindir > /dev/null
+    ;;
+start)
+    BIN=$(bindir)
+    port="$2"
+    dir=$(mktemp -d /tmp/defaults-postgres.XXXXXX)
+    chmod 0755 "$dir"
+    [ "$(id -u)" = 0 ] && chown postgres "$dir"
+    as_owner "$BIN/initdb" -D "$dir/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+        -E UTF8 --no-sync > "$dir/initdb.log" 2>&1
+    cat >> "$dir/data/postgresql.conf" <<CONF
+port = $port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$dir'
+fsync = off
+CONF
+    pg_ctl_start "$dir"
+    as_owner "$BIN/psql" -h "$dir" -p "$port" -U postgres -d postgres -q -v ON_ERROR_STOP=1 \
+        -c "CREATE ROLE defaults LOGIN PASSWORD '$PASSWORD'" \
+        -c "CREATE DATABASE defaults_sync OWNER defaults" > /dev/null
+    echo "$dir"
+    ;;
+stop)
+    BIN=$(bindir)
+    as_owner "$BIN/pg_ctl" -D "$2/data" -m fast -w stop > /dev/null
+    ;;
+restart)
+    BIN=$(bindir)
+    pg_ctl_start "$2"
+    ;;
+destroy)
+    BIN=$(bindir)
+    as_owner "$BIN/pg_ctl" -D "$2/data" -m immediate -w stop > /dev/null 2>&1 || true
+    case "$2" in /tmp/defaults-postgres.*) rm -rf "$2" ;; esac
+    ;;
+*)
+    echo "usage: $0 available | start PORT | stop DIR | restart DIR | destroy DIR" >&2
+    exit 2
+    ;;
+esac
