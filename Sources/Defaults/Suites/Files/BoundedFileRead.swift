@@ -53,7 +53,9 @@ enum BoundedFileRead {
         }
         guard info.st_size <= limit else { return .tooLarge(identity) }
         // The descriptor was opened non-blocking for the FIFO case; a regular file reads the same.
-        var data = Data(count: max(Int(info.st_size), 0))
+        // One byte more than its size, so that the read that finds the end needs no larger buffer
+        // (growing copies the file into an allocation half as large again).
+        var data = Data(count: max(Int(info.st_size), 0) + 1)
         var count = 0
         while true {
             if count == data.count {
