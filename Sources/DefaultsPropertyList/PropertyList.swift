@@ -152,7 +152,7 @@ public enum PropertyList {
     /// Refuses text that is not valid UTF-8, as Foundation does: repairing it to U+FFFD would lose
     /// the original bytes at the next write. ASCII, the common case, is checked without decoding.
     private static func validateUTF8(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) {
-        guard let first = bytes.firstIndex(where: { $0 >= 0x80 }) else { return }
+        guard let first = ASCIIScan.firstNonASCII(in: bytes) else { return }
         let rest = UnsafeBufferPointer(rebasing: bytes[first...])
         guard String(validating: rest, as: UTF8.self) == nil else { return }
         throw PropertyListError.text(.syntax, "the text is not valid UTF-8", at: first, in: bytes)

@@ -33,10 +33,99 @@ public struct XMLDictionaryEncoder: @unchecked Sendable {
     /// - Throws: ``PropertyListError`` for a value with no property-list form; the encoder then
     ///   keeps its last document.
     public mutating func encode(_ dictionary: [String: Any]) throws(PropertyListError) -> Data {
-        if dictionary.count == keys.count, let data = try encodeReusing(dictionary) {
+        try encode(dictionary, changedKeys: nil)
+    }
+
+    /// The XML property list of `dictionary`, encoding again only the entries of `changedKeys`
+    /// when they are given, without comparing the other values with the last document's.
+    ///
+    /// - Parameter changedKeys: Every key whose value may differ from the one it had in the
+    ///   dictionary of the last call that returned (more keys are harmless, a missing one makes
+    ///   the document wrong); `nil` to compare every value. A caller gives it only when it knows:
+    ///   a suite that made every change since its last successful write itself.
+    /// - Throws: ``PropertyListError`` for a value with no property-list form; the encoder then
+    ///   keeps its last document.
+    public mutating func encode(
+        _ dictionary: [String: Any], changedKeys: Set<String>?
+    ) throws(PropertyListError) -> Data {
+        guard dictionary.count == keys.count else { return try encodeAll(dictionary) }
+        if let changedKeys, let data = try encodeChanged(dictionary, changedKeys: changedKeys) {
+            return data
+        }
+        if let data = try encodeReusing(dictionary) {
             return data
         }
         return try encodeAll(dictionary)
+    }
+
+    /// Encodes the entries of `changedKeys` again and copies the others; `nil` when one of them is
+    /// not in both `dictionary` and the last document (a key was added or removed), for the other
+    /// paths to do.
+    private mutating func encodeChanged(
+        _ dictionary: [String: Any], changedKeys: Set<String>
+    ) throws(PropertyListError) -> Data? {
+        guard !keys.isEmpty else { return nil }
+        var changed: [(index: Int, value: Any)] = []
+        changed.reserveCapacity(changedKeys.count)
+        for key in changedKeys {
+            guard let index = index(of: key), let value = dictionary[key] else { return nil }
+            changed.append((index, value))
+        }
+        guard !changed.isEmpty else { return document }
+        changed.sort { $0.index < $1.index }
+        var writer = XMLWriter(capacity: document.count + 1024)
+        // The new end of each changed entry, in the order of `changed`.
+        var changedEnds: [Int] = []
+        changedEnds.reserveCapacity(changed.count)
+        // The encoder's state changes only once every entry is encoded, so that an error leaves it as it was.
+        var failure: PropertyListError?
+        document.withUnsafeBytes { old in
+            let old = old.bindMemory(to: UInt8.self)
+            var copyStart = 0
+            for (index, value) in changed {
+                let entryStart = index == 0 ? entriesStart : entryEnds[index - 1]
+                writer.out.append(UnsafeBufferPointer(rebasing: old[copyStart..<entryStart]))
+                do throws(PropertyListError) {
+                    try writer.writeEntry(key: keys[index], value: value, indent: 1)
+                } catch {
+                    failure = error
+                    return
+                }
+                changedEnds.append(writer.out.count)
+                copyStart = entryEnds[index]
+            }
+            writer.out.append(UnsafeBufferPointer(rebasing: old[copyStart..<old.count]))
+        }
+        if let failure {
+            throw failure
+        }
+        let data = writer.out.finishData()
+        // Shift the ends of the entries after each changed one by how much it grew or shrank.
+        var shift = 0
+        var next = 0
+        for index in entryEnds.indices {
+            if next < changed.count, changed[next].index == index {
+                shift = changedEnds[next] - entryEnds[index]
+                entryEnds[index] = changedEnds[next]
+                values[index] = changed[next].value
+                next += 1
+            } else {
+                entryEnds[index] += shift
+            }
+        }
+        document = data
+        return data
+    }
+
+    /// The position of `key` in the sorted keys of the last document.
+    private func index(of key: String) -> Int? {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low < keys.count && keys[low] == key ? low : nil
     }
 
     /// Encodes every entry, and keeps what the next call needs.
@@ -76,7 +165,7 @@ public struct XMLDictionaryEncoder: @unchecked Sendable {
     /// Encodes `dictionary` by copying the entries whose value is unchanged; `nil` when its keys
     /// are not the last document's (a key was added or removed), for ``encodeAll(_:)`` to do.
     private mutating func encodeReusing(_ dictionary: [String: Any]) throws(PropertyListError) -> Data? {
-        guard !keys.isEmpty else { return nil }
+        guard !keys.isEmpty, dictionary.count == keys.count else { return nil }
         var writer = XMLWriter(capacity: document.count + 1024)
         var newValues = values
         var newEnds = entryEnds

@@ -12,6 +12,8 @@ struct XMLReader {
     private var depth = 0
     /// Reused for strings that need entity decoding, so that only those pay for a buffer.
     private var scratch: [UInt8] = []
+    /// The elements of the arrays being read, innermost last (see ``parseArray(_:)``).
+    private var elements: [Any] = []
 
     private enum Tag {
         case plist, dict, array, key, string, integer, real, `true`, `false`, date, data, other
@@ -135,16 +137,20 @@ struct XMLReader {
     private mutating func parseArray(_ open: OpenTag) throws(PropertyListError) -> [Any] {
         try enterContainer(open)
         defer { depth -= 1 }
-        var array: [Any] = []
+        // The elements go on `elements` (shared by the arrays being read, nested ones above their
+        // parent's), then into an array of exactly their number: one allocation, no spare room.
+        let first = elements.count
+        defer { elements.removeSubrange(first...) }
         while true {
             try skipMisc()
             guard pos < end else { throw error(.truncated, "the document ends inside <array>", at: open.offset) }
             guard base[pos] == UInt8(ascii: "<") else { throw unexpectedText() }
             if isClosingTag() {
                 try expectClosingTag("array")
-                return array
+                return Array(elements[first...])
             }
-            array.append(try parseValue(try readOpenTag()))
+            let element = try parseValue(try readOpenTag())
+            elements.append(element)
         }
     }
 
@@ -152,6 +158,12 @@ struct XMLReader {
         try enterContainer(open)
         defer { depth -= 1 }
         var dictionary: [String: Any] = [:]
+        // The outermost dictionary (a suite's whole file) is made at its final size: growing it
+        // from empty rehashes every key at each doubling and leaves the smaller tables freed but
+        // resident. Nested ones are small, and counting them too would scan the bytes again per level.
+        if depth == 1 {
+            dictionary.reserveCapacity(countEntries(from: pos))
+        }
         while true {
             try skipMisc()
             guard pos < end else { throw error(.truncated, "the document ends inside <dict>", at: open.offset) }
@@ -174,6 +186,52 @@ struct XMLReader {
             // Duplicate keys: the last one wins, as in CoreFoundation.
             dictionary[key] = try parseValue(try readOpenTag())
         }
+    }
+
+    /// The number of `<key>`s directly in the dictionary whose content starts at `start`: a
+    /// capacity, never trusted for anything else. Strings hold no raw `<` outside CDATA sections
+    /// and comments, which are skipped; a malformed document only makes the count wrong, and the
+    /// parse then fails as it would have. At most one entry per 13 bytes (`<key/><true/>`), so
+    /// that no input reserves more than its size allows.
+    private func countEntries(from start: Int) -> Int {
+        var count = 0
+        var nesting = 0
+        var index = start
+        while index < end {
+            guard let found = memchr(base + index, Int32(UInt8(ascii: "<")), end - index) else { break }
+            index = UnsafePointer<UInt8>(found.assumingMemoryBound(to: UInt8.self)) - base + 1
+            guard index < end else { break }
+            if base[index] == UInt8(ascii: "!") {
+                // A comment or a CDATA section: skip to its end, whatever it holds.
+                let closing: StaticString = index + 1 < end && base[index + 1] == UInt8(ascii: "[") ? "]]>" : "-->"
+                guard let close = find(closing, from: index + 1) else { break }
+                index = close + closing.utf8CodeUnitCount
+            } else if hasName("key", at: index) {
+                if nesting == 0 { count += 1 }
+            } else if hasName("dict", at: index) {
+                if !isSelfClosing(from: index) { nesting += 1 }
+            } else if base[index] == UInt8(ascii: "/"), hasName("dict", at: index + 1) {
+                if nesting == 0 { break }
+                nesting -= 1
+            }
+        }
+        return min(count, (end - start) / 13)
+    }
+
+    /// Whether the tag name at `index` is `name`.
+    private func hasName(_ name: StaticString, at index: Int) -> Bool {
+        let length = name.utf8CodeUnitCount
+        guard index + length < end, equals(UnsafeBufferPointer(start: base + index, count: length), name) else {
+            return false
+        }
+        return !isNameByte(base[index + length])
+    }
+
+    /// Whether the tag whose name starts at `index` ends with `/>`.
+    private func isSelfClosing(from index: Int) -> Bool {
+        var index = index
+        while index < end, base[index] != UInt8(ascii: ">") { index += 1 }
+        return index < end && base[index - 1] == UInt8(ascii: "/")
     }
 
     // MARK: - Tags
@@ -443,7 +501,10 @@ struct XMLReader {
             if NumberText.isSpace(byte) {
                 pos += 1
             } else if byte == UInt8(ascii: "<"), pos + 1 < end {
-                if base[pos + 1] == UInt8(ascii: "?") {
+                let next = base[pos + 1]
+                // A tag, the common case: nothing to skip.
+                if next != UInt8(ascii: "?"), next != UInt8(ascii: "!") { return }
+                if next == UInt8(ascii: "?") {
                     guard let close = find("?>", from: pos + 2) else { throw error(.truncated, "unterminated <?...?>") }
                     pos = close + 2
                 } else if hasPrefix("<!--") {

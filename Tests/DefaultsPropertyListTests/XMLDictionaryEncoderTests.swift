@@ -85,6 +85,81 @@ struct XMLDictionaryEncoderTests {
         values["b"] = 3
         try expectSameAsFullEncoding(&encoder, values)
     }
+
+    /// Encodes with the keys that changed given, and checks it against a full encoding.
+    private func expectHintedSameAsFullEncoding(
+        _ encoder: inout XMLDictionaryEncoder, _ dictionary: [String: Any], changedKeys: Set<String>,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let incremental = try encoder.encode(dictionary, changedKeys: changedKeys)
+        let full = try PropertyList.encodeXML(dictionary)
+        #expect(
+            String(decoding: incremental, as: UTF8.self) == String(decoding: full, as: UTF8.self),
+            sourceLocation: sourceLocation)
+    }
+
+    /// With the changed keys given (values changed, keys added and removed, first and last
+    /// entries, entries that grow and shrink), the output is still the full encoding.
+    @Test func randomChangesWithTheChangedKeysGiveTheFullEncoding() throws {
+        var generator = SplitMix(seed: 0xC0FFEE)
+        var encoder = XMLDictionaryEncoder()
+        var values: [String: Any] = [:]
+        for index in 0..<300 {
+            values["key\(index)"] = index
+        }
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: [])
+        for round in 0..<300 {
+            var changed = Set<String>()
+            for _ in 0..<Int(generator.next() % 5) {
+                // Mostly existing keys, so that most rounds take the path that skips comparisons.
+                let key = "key\(generator.next() % (round % 10 == 0 ? 320 : 300))"
+                changed.insert(key)
+                switch generator.next() % 6 {
+                case 0: values[key] = round % 10 == 0 ? nil : "s"
+                case 1: values[key] = String(repeating: "long ", count: Int(generator.next() % 20))
+                case 2: values[key] = Double(generator.next() % 10) / 4
+                case 3: values[key] = [Int(generator.next() % 3), "x"]
+                case 4: values[key] = generator.next() % 2 == 0
+                default: values[key] = Int(generator.next() % 10)
+                }
+            }
+            if generator.next() % 4 == 0 {
+                changed.insert("key\(generator.next() % 300)")  // given but unchanged: harmless
+            }
+            try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: changed)
+        }
+    }
+
+    /// The first and the last entries, and every entry at once.
+    @Test func changedKeysAtTheEdges() throws {
+        var encoder = XMLDictionaryEncoder()
+        var values: [String: Any] = ["a": 1, "m": 2, "z": 3]
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["a", "m", "z"])
+        values["a"] = "first, longer"
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["a"])
+        values["z"] = false
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["z"])
+        values = ["a": 0.5, "m": [1], "z": ["inner": 1]]
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["a", "m", "z"])
+        values = [:]
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["a", "m", "z"])
+        values = ["b": 1]
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["b"])
+    }
+
+    /// A value with no property-list form among the changed keys is refused and leaves the
+    /// encoder as it was: the next encoding, with the keys changed since the last one that
+    /// returned, is right.
+    @Test func anUnsupportedChangedValueThrowsAndTheNextEncodingIsRight() throws {
+        var encoder = XMLDictionaryEncoder()
+        var values: [String: Any] = ["a": 1, "b": 2, "c": 3]
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: [])
+        #expect(throws: PropertyListError.self) {
+            try encoder.encode(["a": 10, "b": URL(fileURLWithPath: "/"), "c": 3], changedKeys: ["a", "b"])
+        }
+        values["c"] = 30
+        try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["c"])
+    }
 }
 
 /// A small deterministic generator, so that a failure can be replayed.

@@ -85,6 +85,16 @@ public enum Fixtures {
     }
 
     /// The resident set size of this process, from `/proc/self/statm` (0 where there is none).
+    /// The anonymous part of the resident memory (`RssAnon`: the heap, stacks), without the pages of
+    /// code and other mapped files.
+    public static func anonymousResidentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
+            let kilobytes = Int(line.dropFirst("RssAnon:".count).filter(\.isNumber))
+        else { return 0 }
+        return kilobytes * 1024
+    }
+
     public static func residentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")

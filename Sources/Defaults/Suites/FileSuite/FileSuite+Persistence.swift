@@ -147,15 +147,21 @@ extension FileSuite {
 
     /// Writes the values in memory if any change is pending. Runs holding `io` and the file lock.
     private func writeSnapshot(io: inout IOState) throws {
-        let taken = state.withLock { state -> PropertyListValues<(PendingChanges, [String: Any])>? in
+        let taken = state.withLock { state -> PropertyListValues<(PendingChanges, [String: Any], FileIdentity?)>? in
             guard !state.pending.isEmpty else { return nil }
             defer { state.pending = PendingChanges() }
-            return PropertyListValues((state.pending, state.domains.persistent))
+            return PropertyListValues((state.pending, state.domains.persistent, state.loadedIdentity))
         }
-        guard let (pending, values) = taken?.values else { return }
+        guard let (pending, values, loadedIdentity) = taken?.values else { return }
+        // The encoder's last document is the file as loaded, so only the pending keys changed.
+        let isEncoderCurrent = io.xmlEncoderIdentity != nil && io.xmlEncoderIdentity == loadedIdentity
+        let changedKeys = isEncoderCurrent && !pending.removesAll ? Set(pending.changes.keys) : nil
+        io.xmlEncoderIdentity = nil
         do {
             let identity = try file.write(
-                values, encoder: &io.xmlEncoder, removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles)
+                values, changedKeys: changedKeys, encoder: &io.xmlEncoder,
+                removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles)
+            io.xmlEncoderIdentity = identity
             io.hasRemovedStaleTemporaryFiles = true
             state.withLock { state in
                 state.loadedIdentity = identity

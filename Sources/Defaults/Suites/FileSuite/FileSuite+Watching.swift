@@ -178,8 +178,9 @@ final class FileWatcher: @unchecked Sendable {
 
     /// Reads events until told to stop or the directory goes away; the caller closes the descriptors.
     private static func run(inotifyFD: Int32, stopFD: Int32, fileName: [UInt8], onChange: @Sendable () -> Void) {
-        // Room for many events at once; each is a 16-byte header and a padded name.
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Room for several events at once (each a 16-byte header and a padded name, at most 272
+        // bytes); one page, as it stays resident for as long as the suite is watched.
+        var buffer = [UInt8](repeating: 0, count: 4 * 1024)
         var pollFDs = [
             pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0),

@@ -91,6 +91,8 @@ public final class FileSuite: DefaultsSuite {
         var reportedBlockage: FileIdentity?
         /// Keeps the last XML written and each key's value, so that a write encodes only what changed.
         var xmlEncoder = XMLDictionaryEncoder()
+        /// The file `xmlEncoder`'s last document was written as; `nil` after a write that failed.
+        var xmlEncoderIdentity: FileIdentity?
     }
 
     /// The most problems ``problems`` keeps; older ones are dropped.

@@ -64,7 +64,9 @@ import Darwin
     /// Reads `fd` to its end, or returns `nil` as soon as it holds more than `limit` bytes.
     /// `expectedSize` is where to start (a file's size); a pipe or a growing file reads on past it.
     static func readAll(_ fd: Int32, limit: Int, expectedSize: Int = 0, path: String) throws -> Data? {
-        var data = Data(count: min(max(expectedSize, 0), limit + 1))
+        // One byte more than the expected size, so that the read that finds the end needs no larger
+        // buffer (growing copies the file into an allocation half as large again).
+        var data = Data(count: min(max(expectedSize, 0) + 1, limit + 1))
         var count = 0
         while true {
             if count == data.count {

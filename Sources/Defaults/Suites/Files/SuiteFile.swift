@@ -168,11 +168,12 @@ import Darwin
     /// Writes `values` with `encoder`, which keeps what it encoded last so that a writer of the
     /// same file encodes only the entries that changed.
     func write(
-        _ values: [String: Any], encoder: inout XMLDictionaryEncoder, removingStaleTemporaryFiles: Bool
+        _ values: [String: Any], changedKeys: Set<String>? = nil, encoder: inout XMLDictionaryEncoder,
+        removingStaleTemporaryFiles: Bool
     ) throws -> FileIdentity {
         let data: Data
         do {
-            data = try encoder.encode(values)
+            data = try encoder.encode(values, changedKeys: changedKeys)
         } catch {
             throw FileRefusal(description: "the values could not be encoded: \(error)")
         }
