@@ -13,7 +13,7 @@ public enum Fixtures {
     }
 
     /// 10,000 keys of mixed, realistic values (numbers, flags, short strings, dates, small
-    /// arrays), about the size of the 450 KB file DESIGN.md measured Foundation with.
+    /// arrays), about the size of the 450 KB file Foundation was first measured with (ARCHITECTURE.md).
     public static var tenThousandValues: [String: Any] {
         var values: [String: Any] = [:]
         for index in 0..<10_000 {
