@@ -50,20 +50,32 @@ final class SyncProcess: Sendable {
         self.process = process
         input = stdin.fileHandleForWriting
         let buffer = buffer
-        stdout.fileHandleForReading.readabilityHandler = { handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
+        try process.run()
+        // Read on threads of their own until the end of each pipe, not with `readabilityHandler`:
+        // its dispatch source outlived the file handle here and crashed libdispatch's event loop.
+        Self.drain(stdout.fileHandleForReading) { text in
             buffer.received.withLock { received in
                 var pieces = (received.partial + text).split(separator: "\n", omittingEmptySubsequences: false)
                 received.partial = String(pieces.removeLast())
                 received.lines.append(contentsOf: pieces.map(String.init))
             }
         }
-        stderr.fileHandleForReading.readabilityHandler = { handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
+        Self.drain(stderr.fileHandleForReading) { text in
             buffer.errorOutput.withLock { $0 += text }
         }
-        try process.run()
         _ = try await next { $0 == "ready" }
+    }
+
+    /// Passes what `handle` reads to `append` until the end of the pipe, on a thread of its own.
+    private static func drain(_ handle: FileHandle, into append: @escaping @Sendable (String) -> Void) {
+        let reader = Thread {
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                append(String(decoding: data, as: UTF8.self))
+            }
+        }
+        reader.start()
     }
 
     deinit {
