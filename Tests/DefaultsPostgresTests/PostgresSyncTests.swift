@@ -160,6 +160,8 @@ struct PostgresSyncTests {
     @Test func aValueOverOneMegabyteIsRefusedAndReported() async throws {
         let a = try await machine("a", keys: ["blob"])
         let b = try await machine("b", keys: ["blob"])
+        // Connected first: a connection made after the refusal would clear the status's last error.
+        try await a.waitForSync()
         try await a.send("big blob 1100000", answer: "ok")
         let status = try await a.send("status", answer: "status")
         #expect(status.contains("over the 1 MB limit"), "\(status)")

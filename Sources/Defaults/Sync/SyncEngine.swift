@@ -312,7 +312,21 @@ final class SyncEngine: @unchecked Sendable {
             }
             saveLastSync()
         } catch {
-            debug("catch-up failed: \(error)")
+            debug("catch-up failed, tried again shortly: \(error)")
+            retry(.catchUp(names))
+        }
+    }
+
+    /// Queues `job` again after a pause: a push or catch-up failed while the store still looked
+    /// connected (a lost connection is not always reported at once), and nothing else would retry
+    /// it before the next connection. Retries stop once the store reports it is disconnected; its
+    /// next connection catches up and pushes by itself.
+    private func retry(_ job: Job, after delay: Duration = .seconds(1)) {
+        Task.detached { [self] in
+            try? await Task.sleep(for: delay)
+            if withState({ $0.isConnected }) {
+                enqueue(job)
+            }
         }
     }
 
@@ -389,7 +403,8 @@ final class SyncEngine: @unchecked Sendable {
         do {
             try await store.push(records)
         } catch {
-            debug("push failed, kept for later: \(error)")
+            debug("push failed, kept and tried again shortly: \(error)")
+            retry(.push)
             return
         }
         withState { state in
