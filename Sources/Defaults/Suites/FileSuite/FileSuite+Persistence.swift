@@ -135,6 +135,13 @@ extension FileSuite {
             problems.removeLast()
             throw SuiteError(suite: name, kind: .writeFailed, fileURL: fileURL, message: message)
         }
+        return adopt(values, identity: identity, loadedIdentity: loadedIdentity)
+    }
+
+    /// Makes `values`, read from the file as the version `identity`, the base of the values in
+    /// memory, with this process's pending changes on top; returns the keys whose read value
+    /// changed. Nothing changes when that version is the one already loaded.
+    func adopt(_ values: [String: Any], identity: FileIdentity?, loadedIdentity: FileIdentity?) -> Set<String> {
         if identity != nil, identity == loadedIdentity {
             return []
         }

@@ -71,14 +71,7 @@ extension FileSuite {
                 return []
             }
             problems += found
-            if identity != nil, identity == loadedIdentity {
-                return []
-            }
-            let read = PropertyListValues(values)
-            return state.withLock { state in
-                state.loadedIdentity = identity
-                return state.domains.replacePersistent(with: state.pending.applied(to: read.values))
-            }
+            return adopt(values, identity: identity, loadedIdentity: loadedIdentity)
         }
         // Reported and posted outside the locks: handlers and observers may flush or reload.
         for problem in problems {
