@@ -4,7 +4,7 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// A ``Defaults/DefaultsSyncStore`` on PostgreSQL: `Defaults.iCloud` keys sync between every
+/// A `DefaultsSyncStore` on PostgreSQL: `Defaults.iCloud` keys sync between every
 /// machine that uses the same database and namespace.
 ///
 /// ```swift
@@ -45,6 +45,7 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     /// Connects with a PostgresNIO configuration (TLS, timeouts and the rest through its options).
     ///
     /// - Parameters:
+    ///   - configuration: Where and how to connect: host, port, user, password, database and TLS.
     ///   - namespace: Keeps applications apart in one database, for example a bundle identifier.
     ///   - reconnectDelays: The first and the longest wait before reconnecting; each failed attempt
     ///     doubles the wait.

@@ -58,7 +58,9 @@ extension Defaults {
         ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
-        /// - Precondition: `name` is ASCII, does not start with `@` and has no `.`.
+        ///
+        /// A `name` that is not ASCII, starts with `@` or holds a `.` is logged as a warning and
+        /// listed in ``Defaults/KeyRegistry/nameProblems``; the key works all the same.
         public init(
             _ name: String,
             default defaultValue: Value,
@@ -80,7 +82,13 @@ extension Defaults {
 
         /// Creates a key whose default value is computed on each read of a missing value.
         ///
-        /// - Parameter iCloud: Sync the value between machines with ``Defaults/iCloud``.
+        /// - Parameters:
+        ///   - name: The name the value is stored under in the suite.
+        ///   - suite: Where the value is stored; the standard suite unless given.
+        ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
+        ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
+        ///   - defaultValueGetter: Computes the value a read returns while none is stored.
+        ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
         public init(
             _ name: String,
             suite: any DefaultsSuite = Defaults.standardSuite,
