@@ -85,9 +85,8 @@ extension FileSuite {
         return (loaded.managed.files[key], loaded.vendor.files[key])
     }
 
-    /// Reports and refuses a write of a managed key; returns whether it was refused.
-    func refuseManagedWrite(_ key: String) -> Bool {
-        guard isManaged(key) else { return false }
+    /// Reports a write of a managed key, which changed nothing.
+    func reportManagedWrite(_ key: String) {
         let file = administrator.file(forKey: key, managed: true)
         report(
             SuiteError(
@@ -96,12 +95,15 @@ extension FileSuite {
                     + "the write changed nothing"
             )
         )
-        return true
     }
 
     /// The changes without those to managed keys, which are reported.
     func withoutManagedKeys(_ changes: [(key: String, object: Any?)]) -> [(key: String, object: Any?)] {
-        changes.filter { !refuseManagedWrite($0.key) }
+        changes.filter { change in
+            guard isManaged(change.key) else { return true }
+            reportManagedWrite(change.key)
+            return false
+        }
     }
 
     /// Watches the administrator's directories, so that a change to their files reaches the suite's

@@ -227,7 +227,6 @@ public final class FileSuite: DefaultsSuite {
     public var valueGeneration: UInt64? { generation.value }
 
     public func set(_ object: Any?, forKey key: String) {
-        if refuseManagedWrite(key) { return }
         let value: Any?
         if let object {
             guard let normalized = Self.propertyListObject(object) else {
@@ -243,7 +242,12 @@ public final class FileSuite: DefaultsSuite {
         // nobody listens. (An observer added during this write may miss it, as it would if it
         // had been added just after.)
         let isObserved = changes.observerCount > 0
-        let (isChanged, shouldSchedule) = state.withLock { state in
+        let (isManaged, isChanged, shouldSchedule) = state.withLock { state in
+            // Checked under the write's own lock: one lock a write, and no administrator reload
+            // between the check and the write.
+            if !state.domains.managed.isEmpty, state.domains.managed[key] != nil {
+                return (true, false, false)
+            }
             var isChanged = false
             if isObserved {
                 isChanged = state.domains.setPersistent(sent.values, forKey: key)
@@ -251,7 +255,11 @@ public final class FileSuite: DefaultsSuite {
                 state.domains.persistent[key] = sent.values
             }
             state.pending.record(sent.values, forKey: key)
-            return (isChanged, state.claimWriteSchedule())
+            return (false, isChanged, state.claimWriteSchedule())
+        }
+        if isManaged {
+            reportManagedWrite(key)
+            return
         }
         if shouldSchedule {
             scheduleWrite(after: coalescingDelay)
