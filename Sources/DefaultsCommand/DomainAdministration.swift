@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Files) import Defaults
 import Foundation
 
 /// The administrator's layers of a named domain (`<dir>/<name>.plist` and

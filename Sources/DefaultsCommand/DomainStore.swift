@@ -190,7 +190,7 @@ struct DomainStore {
             try suite.flush()
         } catch {
             throw CommandFailure(
-                "Could not write domain \(domain.displayName): \((error as? SuiteError)?.message ?? "\(error)")"
+                "Could not write domain \(domain.displayName): \((error as? DefaultsError)?.message ?? "\(error)")"
             )
         }
     }

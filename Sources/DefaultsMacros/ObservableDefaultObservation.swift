@@ -1,12 +1,14 @@
-import Defaults
+@_spi(Observation) import Defaults
 import Synchronization
 
 /// The observation behind one ``ObservableDefault(_:)`` property: it forwards every change of the
 /// key's value, whatever made it, to the owning object's observation registrar.
 ///
 /// The macro declares one as a private peer of the property and starts it from the property's
-/// getter; you do not use it directly. It holds the object weakly and stops observing when it is
-/// released (which happens with the object that owns it).
+/// getter; you do not use it directly. It is public, with ``init()`` and
+/// ``start(observing:for:keyPath:notify:)``, only because that expansion is compiled in your
+/// module; the rest is internal to the library. It holds the object weakly and stops observing
+/// when it is released (which happens with the object that owns it).
 public final class ObservableDefaultObservation: Sendable {
     private struct Registration: Sendable {
         let center: SuiteChangeCenter

@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Observation) import Defaults
 import DefaultsCombine
 import Foundation
 import Synchronization

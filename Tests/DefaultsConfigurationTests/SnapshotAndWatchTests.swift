@@ -1,5 +1,5 @@
 import Configuration
-import Defaults
+@_spi(Observation) import Defaults
 import DefaultsConfiguration
 import Foundation
 import Testing

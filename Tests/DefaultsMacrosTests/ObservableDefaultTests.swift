@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Observation) import Defaults
 import DefaultsMacros
 import Foundation
 import Observation

@@ -119,7 +119,7 @@ enum FileSuiteCommands {
         do {
             try suite.flush()
             printFlushed("flush succeeded")
-        } catch let error as SuiteError {
+        } catch let error as DefaultsError {
             printFlushed("flush failed: \(error.kind)")
         } catch {
             printFlushed("flush failed: \(error)")

@@ -9,7 +9,7 @@
 //   watch KEY     prints `updated KEY VALUE` for each value `Defaults.updates` delivers
 //   observe KEY   prints `observed KEY OLD NEW` for each change `Defaults.observe` delivers
 // `(nil)` stands for no value.
-import Defaults
+@_spi(Testing) import Defaults
 import DefaultsPostgres
 import Foundation
 

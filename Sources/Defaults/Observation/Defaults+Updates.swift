@@ -49,21 +49,26 @@ extension Defaults {
         return Updates(keys: reader.observed, initial: initial, makeElement: reader.newValues)
     }
 
-    /// The values of `key`, each marked as the initial value or an update, as swift-user-defaults'
-    /// observation reports them.
+    /// The changes of `key`, each with the value before and after it and whether it is the initial
+    /// value (as swift-user-defaults' observation marks it): the sequence form of
+    /// ``observe(_:options:handler:)``.
     ///
     /// ```swift
     /// for await change in Defaults.changes(.isUnicornMode) {
-    ///     switch change {
-    ///     case .initial(let value): print("Starting with", value)
-    ///     case .update(let value): print("Changed to", value)
+    ///     if change.isInitial {
+    ///         print("Starting with", change.newValue)
+    ///     } else {
+    ///         print("Changed from", change.oldValue, "to", change.newValue)
     ///     }
     /// }
     /// ```
     ///
-    /// This is the same sequence as ``updates(_:initial:)->Defaults.Updates<Value>``, with the kind of each element kept.
-    public static func changes<Value: Serializable>(_ key: Key<Value>, initial: Bool = true) -> Updates<Change<Value>> {
+    /// This is the same sequence as ``updates(_:initial:)->Defaults.Updates<Value>``, with each
+    /// element's previous value and kind kept.
+    public static func changes<Value: Serializable>(_ key: Key<Value>, initial: Bool = true) -> Updates<
+        KeyChange<Value>
+    > {
         let reader = KeyValueReader(key)
-        return Updates(keys: reader.keys, initial: initial, makeElement: reader.change)
+        return Updates(keys: reader.keys, initial: initial, makeElement: reader.keyChange)
     }
 }

@@ -20,7 +20,7 @@ final class ObservationCore: ObservationHandle {
     }
 
     private struct State {
-        var last: ObservedSnapshot?
+        var last: ObservedValues?
         var pending: [ObservedChange] = []
         var isDelivering = false
         var isInvalidated = false

@@ -16,10 +16,10 @@ struct StoredObject: @unchecked Sendable {
 }
 
 /// What a set of observed keys read at one moment, in the order of ``ObservedKeys/keys``.
-struct ObservedSnapshot: Sendable {
+struct ObservedValues: Sendable {
     let objects: [StoredObject]
 
-    func isSameValue(as other: ObservedSnapshot) -> Bool {
+    func isSameValue(as other: ObservedValues) -> Bool {
         objects.count == other.objects.count
             && zip(objects, other.objects).allSatisfy { $0.isSameValue(as: $1) }
     }
@@ -30,7 +30,7 @@ struct ObservedChange: Sendable {
     /// Whether this is the value the observation started with rather than a change.
     let isInitial: Bool
     /// What the keys read before the change (equal to `new` for the initial value).
-    let old: ObservedSnapshot
+    let old: ObservedValues
     /// What the keys read after the change.
-    let new: ObservedSnapshot
+    let new: ObservedValues
 }

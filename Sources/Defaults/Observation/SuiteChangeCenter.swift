@@ -5,6 +5,10 @@ import Synchronization
 /// Suites post here; every observation API of the library (``Defaults/updates(_:initial:)->Defaults.Updates<Value>``,
 /// ``Defaults/observe(_:options:handler:)``, publishers, property wrappers, snapshots) is built on it.
 ///
+/// A suite of your own creates one, returns it from ``DefaultsSuite/changes`` and calls ``post(_:)``
+/// with each change. ``addObserver(forKeys:_:)`` hears every change of a suite, of keys declared
+/// or not (as `defaults watch` does); to observe keys, use the observation APIs above.
+///
 /// Handlers run synchronously on the thread that made the change (for changes made by another
 /// process, on the suite's watcher thread). They must not block. Suites post only when the value a
 /// read returns actually changed, and never while holding a lock of their own, so a handler may
@@ -33,19 +37,42 @@ public final class SuiteChangeCenter: Sendable {
     /// Creates an empty change center.
     public init() {}
 
-    /// Registers `handler` for changes to any of `keys` (all keys when `nil`).
+    /// Registers `handler` for changes to any of `keys` (all keys when `nil`), until
+    /// ``removeObserver(_:)``.
     ///
     /// - Parameters:
     ///   - keys: The keys whose changes the handler is told about; every key when `nil`.
-    ///   - isAlive: When given, asked (outside any lock of the center) before each call of
-    ///     `handler` and whenever observers are counted; the first time it returns `false`, the
-    ///     observer is removed without being called. Observations tied to the lifetime of another
-    ///     object use it, since nothing tells them when that object goes away.
     ///   - handler: Called with each change that concerns `keys`.
     /// - Returns: The token that removes the observer.
     public func addObserver(
         forKeys keys: Set<String>? = nil,
-        isAlive: (@Sendable () -> Bool)? = nil,
+        _ handler: @escaping @Sendable (SuiteChange) -> Void
+    ) -> Token {
+        register(keys: keys, isAlive: nil, handler)
+    }
+
+    /// Registers `handler` for changes to any of `keys` (all keys when `nil`) for as long as
+    /// `isAlive` returns `true`: the library's observations, tied to the lifetime of an object
+    /// that nothing tells them is gone.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys whose changes the handler is told about; every key when `nil`.
+    ///   - isAlive: Asked (outside any lock of the center) before each call of `handler` and
+    ///     whenever observers are counted; the first time it returns `false`, the observer is
+    ///     removed without being called.
+    ///   - handler: Called with each change that concerns `keys`.
+    /// - Returns: The token that removes the observer.
+    @_spi(Observation) public func addObserver(
+        forKeys keys: Set<String>? = nil,
+        isAlive: @escaping @Sendable () -> Bool,
+        _ handler: @escaping @Sendable (SuiteChange) -> Void
+    ) -> Token {
+        register(keys: keys, isAlive: isAlive, handler)
+    }
+
+    private func register(
+        keys: Set<String>?,
+        isAlive: (@Sendable () -> Bool)?,
         _ handler: @escaping @Sendable (SuiteChange) -> Void
     ) -> Token {
         state.withLock { state in
@@ -68,8 +95,9 @@ public final class SuiteChangeCenter: Sendable {
     ///
     /// Observers whose `isAlive` check fails are removed first, so once every observation of a
     /// suite is gone (invalidated, dropped, cancelled, or tied to an object that was released),
-    /// this is `0`.
-    public var observerCount: Int {
+    /// this is `0`. Suites ask it to skip work nobody would see; tests ask it to show that
+    /// nothing is left observing.
+    @_spi(Observation) public var observerCount: Int {
         guard registeredCount.load(ordering: .relaxed) > 0 else { return 0 }
         let checks = state.withLock { state in
             state.observers.compactMap { id, observer in observer.isAlive.map { (id, $0) } }

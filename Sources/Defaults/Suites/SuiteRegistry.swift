@@ -29,14 +29,19 @@ enum SuiteRegistry {
     }
 
     @discardableResult
-    static func flushAll(reportingTo logger: Logger? = nil) -> [any Error] {
-        var errors: [any Error] = []
+    static func flushAll(reportingTo logger: Logger? = nil) -> [DefaultsError] {
+        var errors: [DefaultsError] = []
         for suite in all {
             do {
                 try suite.flush()
             } catch {
                 logger?.error("\(error)")
-                errors.append(error)
+                // A suite of the program's own may throw an error of its own: keep it as the cause.
+                errors.append(
+                    error as? DefaultsError
+                        ?? DefaultsError(
+                            suite: suite.name, kind: .writeFailed, message: "\(error)", underlyingError: error)
+                )
             }
         }
         return errors
@@ -49,11 +54,13 @@ extension Defaults {
     /// Pending writes are also flushed at normal process exit; call this before an exit the
     /// library cannot see, such as `_exit` or from your own signal handler.
     ///
-    /// - Throws: ``SuiteErrors`` listing each suite that could not be flushed; the others are.
-    public static func flushAll() throws {
+    /// - Throws: ``DefaultsError``: the suite's error when one suite could not be flushed, or a
+    ///   ``DefaultsError/Kind/multiple`` error with each suite's error in
+    ///   ``DefaultsError/causes``. The other suites are flushed.
+    public static func flushAll() throws(DefaultsError) {
         let errors = SuiteRegistry.flushAll()
         if !errors.isEmpty {
-            throw SuiteErrors(errors: errors)
+            throw DefaultsError(combining: errors, message: "\(errors.count) suites could not be flushed")
         }
     }
 }

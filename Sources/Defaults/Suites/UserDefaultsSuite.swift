@@ -125,7 +125,7 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
     public func flush() throws {
         isSynchronizePending.withLock { $0 = false }
         guard userDefaults.synchronize() else {
-            throw SuiteError(suite: name, kind: .writeFailed, message: "UserDefaults.synchronize() failed")
+            throw DefaultsError(suite: name, kind: .writeFailed, message: "UserDefaults.synchronize() failed")
         }
     }
 

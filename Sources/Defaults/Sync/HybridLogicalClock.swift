@@ -13,7 +13,10 @@ import Synchronization
 /// clock.receive(SyncTimestamp(wallTime: first.wallTime + 60_000, counter: 0, origin: "host-b"))
 /// assert(clock.now().wallTime == first.wallTime + 60_000)  // after what it saw
 /// ```
-public final class HybridLogicalClock: Sendable {
+///
+/// The sync engine makes its own; tests give it one whose wall clock runs behind or ahead, with
+/// `Defaults.iCloud.use(_:clock:)`.
+@_spi(Testing) public final class HybridLogicalClock: Sendable {
     /// Identifies this clock's changes; unique per syncing process unless given.
     public let origin: String
     private let wallClock: @Sendable () -> Date

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Defaults
+@_spi(Sync) import Defaults
 import DefaultsPostgres
 import Foundation
 import Synchronization

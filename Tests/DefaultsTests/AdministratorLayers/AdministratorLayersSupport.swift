@@ -48,7 +48,7 @@ final class AdministratorSandbox {
 /// Records the problems a suite reports through `onProblem`.
 final class FileSuiteProblemRecorder: Sendable {
     private final class Storage: Sendable {
-        let kinds = Mutex<[SuiteError.Kind]>([])
+        let kinds = Mutex<[DefaultsError.Kind]>([])
     }
 
     private let storage = Storage()
@@ -57,5 +57,5 @@ final class FileSuiteProblemRecorder: Sendable {
         suite.onProblem = { [storage] problem in storage.kinds.withLock { $0.append(problem.kind) } }
     }
 
-    var kinds: [SuiteError.Kind] { storage.kinds.withLock { $0 } }
+    var kinds: [DefaultsError.Kind] { storage.kinds.withLock { $0 } }
 }

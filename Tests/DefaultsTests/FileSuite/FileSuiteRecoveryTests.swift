@@ -81,7 +81,7 @@ struct FileSuiteRecoveryTests {
         let suite = directory.suite()
         suite.set(1, forKey: "a")
         try suite.flush()
-        let reported = Mutex<[SuiteError]>([])
+        let reported = Mutex<[DefaultsError]>([])
         suite.onProblem = { problem in reported.withLock { $0.append(problem) } }
         let recorder = FileSuiteChangeRecorder(suite)
         // Another program writes garbage in place.
@@ -117,7 +117,7 @@ struct FileSuiteRecoveryTests {
 
         Defaults[volume] = 6
         #expect(Defaults[volume] == 6)
-        #expect(throws: SuiteError.self) { try suite.flush() }
+        #expect(throws: DefaultsError.self) { try suite.flush() }
         #expect(suite.problems.last?.kind == .writeFailed)
         #expect(Defaults[volume] == 6)
         var isDirectory: ObjCBool = false
@@ -139,7 +139,7 @@ struct FileSuiteRecoveryTests {
         try FileManager.default.removeItem(at: directory.fileURL())
         try FileManager.default.createDirectory(at: directory.fileURL(), withIntermediateDirectories: false)
         suite.set(2, forKey: "b")
-        #expect(throws: SuiteError.self) { try suite.flush() }
+        #expect(throws: DefaultsError.self) { try suite.flush() }
         #expect(suite.object(forKey: "b") as? Int == 2)
         #expect(suite.problems.contains { $0.kind == .writeFailed })
         try FileManager.default.removeItem(at: directory.fileURL())
@@ -176,7 +176,7 @@ struct FileSuiteRecoveryTests {
         defer { if !isUnlocked { unlock() } }
         let suite = FileSuite(name: "test", directory: target, arguments: [])
         suite.set("kept", forKey: "value")
-        #expect(throws: SuiteError.self) { try suite.flush() }
+        #expect(throws: DefaultsError.self) { try suite.flush() }
         #expect(suite.problems.last?.kind == .writeFailed)
         #expect(suite.object(forKey: "value") as? String == "kept")
 
@@ -200,7 +200,7 @@ struct FileSuiteRecoveryTests {
         suite.set("small", forKey: "small")
         try suite.flush()
         suite.set(Data(repeating: 7, count: 200_000), forKey: "big")
-        #expect(throws: SuiteError.self) { try suite.flush() }
+        #expect(throws: DefaultsError.self) { try suite.flush() }
         #expect(suite.problems.last?.kind == .writeFailed)
         #expect(suite.problems.last?.message.contains("No space left on device") == true)
         #expect((suite.object(forKey: "big") as? Data)?.count == 200_000)

@@ -81,7 +81,7 @@ extension Integrations {
 
         @Test func unserializableValueThrows() {
             let key = Defaults.Key<[Int?]>("holes", default: [], suite: InMemorySuite())
-            #expect(throws: Defaults.LaunchArgumentsError.self) {
+            #expect(throws: DefaultsError.self) {
                 try Defaults.LaunchArguments().setting(key, to: [1, nil])
             }
         }

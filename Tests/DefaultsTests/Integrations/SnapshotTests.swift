@@ -107,7 +107,7 @@ extension Integrations {
         @Test func unserializableValueFailsTheWholeTransaction() {
             let suite = InMemorySuite()
             let store = Defaults.SnapshotStore(AudioSettings(), suite: suite)
-            #expect(throws: Defaults.SnapshotWriteError.self) {
+            #expect(throws: DefaultsError.self) {
                 try store.write { draft in
                     draft.volume = 1
                     draft.presets = [1, nil, 3]  // an array with a hole has no property-list form

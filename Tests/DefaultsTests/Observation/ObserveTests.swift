@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Observation) import Defaults
 import Foundation
 import Synchronization
 import Testing
@@ -291,14 +291,15 @@ extension ObservationTests {
             #expect(recorder.values == ["- a", "a b"])
         }
 
-        @Test func keyChangeExposesSwiftUserDefaultsChange() {
+        @Test func keyChangeSaysWhetherInitialOrUpdate() {
             let suite = InMemorySuite()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 1, suite: suite)
-            let recorder = ObservationRecorder<Defaults.Change<Int>>()
-            let observation = Defaults.observe(key) { recorder.append($0.change) }
+            let recorder = ObservationRecorder<Defaults.KeyChange<Int>>()
+            let observation = Defaults.observe(key) { recorder.append($0) }
             defer { observation.invalidate() }
             Defaults[key] = 2
-            #expect(recorder.values == [.initial(1), .update(2)])
+            #expect(recorder.values.map(\.isInitial) == [true, false])
+            #expect(recorder.values.map(\.newValue) == [1, 2])
         }
     }
 }

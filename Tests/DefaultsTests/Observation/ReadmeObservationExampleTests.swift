@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Observation) import Defaults
 import Foundation
 import Synchronization
 import Testing
@@ -50,16 +50,17 @@ extension ObservationTests {
             let values = ObservationRecorder<String>()
             let task = Task {
                 for await change in Defaults.changes(.observedName) {
-                    switch change {
-                    case .initial(let value): values.append("initial \(value ?? "nil")")
-                    case .update(let value): values.append("update \(value ?? "nil")")
+                    if change.isInitial {
+                        values.append("initial \(change.newValue ?? "nil")")
+                    } else {
+                        values.append("update \(change.oldValue ?? "nil") to \(change.newValue ?? "nil")")
                     }
                 }
             }
             #expect(await values.wait(count: 1))
             Defaults[.observedName] = "Ann"
             #expect(await values.wait(count: 2))
-            #expect(values.values == ["initial nil", "update Ann"])
+            #expect(values.values == ["initial nil", "update nil to Ann"])
             task.cancel()
             await task.value
             Defaults.reset(.observedName)

@@ -26,9 +26,11 @@ extension ObservationTests {
         @Test(arguments: ObservedSuiteKind.allCases, [false, true])
         func changesOfOneKey(kind: ObservedSuiteKind, initial: Bool) async {
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: kind.make())
-            let changes = Defaults.changes(key, initial: initial)
+            let changes = Defaults.changes(key, initial: initial).map { change in
+                "\(change.isInitial ? "initial" : "update") \(change.oldValue)→\(change.newValue)"
+            }
             Defaults[key] = 1
-            let expected: [Defaults.Change<Int>] = (initial ? [.initial(0)] : []) + [.update(1), .update(2)]
+            let expected = (initial ? ["initial 0→0"] : []) + ["update 0→1", "update 1→2"]
             #expect(await firstElements(expected.count, of: changes, after: { Defaults[key] = 2 }) == expected)
         }
 

@@ -1,4 +1,4 @@
-import Defaults
+@_spi(Observation) import Defaults
 import Foundation
 import Testing
 
@@ -151,21 +151,22 @@ extension ObservationTests {
         func changesSayWhetherInitialOrUpdate(kind: ObservedSuiteKind) async {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 3, suite: suite)
-            let recorder = ObservationRecorder<Defaults.Change<Int>>()
+            let recorder = ObservationRecorder<Defaults.KeyChange<Int>>()
             let task = recordUpdates(Defaults.changes(key), into: recorder)
             defer { task.cancel() }
             Defaults[key] = 4
             #expect(await recorder.wait(count: 2))
-            #expect(recorder.values == [.initial(3), .update(4)])
-            #expect(recorder.values.map(\.value) == [3, 4])
+            #expect(recorder.values.map(\.newValue) == [3, 4])
+            #expect(recorder.values.map(\.oldValue) == [3, 3])
             #expect(recorder.values.map(\.isInitial) == [true, false])
 
-            let withoutInitial = ObservationRecorder<Defaults.Change<Int>>()
+            let withoutInitial = ObservationRecorder<Defaults.KeyChange<Int>>()
             let second = recordUpdates(Defaults.changes(key, initial: false), into: withoutInitial)
             defer { second.cancel() }
             Defaults[key] = 5
             #expect(await withoutInitial.wait(count: 1))
-            #expect(withoutInitial.values == [.update(5)])
+            #expect(withoutInitial.values.map { [$0.oldValue, $0.newValue] } == [[4, 5]])
+            #expect(withoutInitial.values.map(\.isInitial) == [false])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)

@@ -177,7 +177,7 @@ struct IncrementalFlushTests {
         }
         try suite.flush()
         suite.set(Data(repeating: 7, count: 200_000), forKey: "key5")  // too big for the disk
-        #expect(throws: SuiteError.self) { try suite.flush() }
+        #expect(throws: DefaultsError.self) { try suite.flush() }
         #expect((try? PropertyList.decode(Data(contentsOf: fileURL)) as? [String: Any])?["key5"] as? Int == 5)
         suite.set("small again", forKey: "key5")
         suite.set(66, forKey: "key6")

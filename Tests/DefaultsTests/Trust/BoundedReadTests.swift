@@ -51,7 +51,7 @@ extension Trust {
             let suite = directory.suite()
             #expect(suite.problems.first?.message.contains("larger than 64 MB") == true, "\(suite.problems)")
             suite.set(1, forKey: "a")
-            #expect(throws: SuiteError.self) { try suite.flush() }
+            #expect(throws: DefaultsError.self) { try suite.flush() }
             #expect(suite.object(forKey: "a") as? Int == 1)
             var info = stat()
             #expect(stat(path, &info) == 0 && info.st_size == 1 << 40)

@@ -39,7 +39,7 @@ extension Trust {
             let suite = FileSuite(name: "test", directory: locked, arguments: [])
             #expect(suite.problems.first?.message.contains("could not be moved aside") == true, "\(suite.problems)")
             suite.set(1, forKey: "a")
-            #expect(throws: SuiteError.self) { try suite.flush() }
+            #expect(throws: DefaultsError.self) { try suite.flush() }
             suite.reload()
             #expect(try Data(contentsOf: file) == damaged)
             #expect(suite.object(forKey: "a") as? Int == 1)

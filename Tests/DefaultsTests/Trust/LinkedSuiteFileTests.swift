@@ -62,7 +62,7 @@ extension Trust {
             let before = try Data(contentsOf: target)
             let suite = FileSuite(name: "test", directory: config, arguments: [])
             suite.set(2, forKey: "new")
-            #expect(throws: SuiteError.self) { try suite.flush() }
+            #expect(throws: DefaultsError.self) { try suite.flush() }
             #expect(try Data(contentsOf: target) == before)
             #expect(fileType(at: link.path) == S_IFLNK)
             #expect(suite.problems.last?.message.contains("belongs to another user") == true)

@@ -39,7 +39,7 @@ extension Trust {
 
             let suite = directory.suite()
             suite.set(1, forKey: "a")
-            #expect(throws: SuiteError.self) { try suite.flush() }
+            #expect(throws: DefaultsError.self) { try suite.flush() }
 
             #expect(!FileManager.default.fileExists(atPath: target.path))
             #expect(suite.object(forKey: "a") as? Int == 1)
@@ -52,7 +52,7 @@ extension Trust {
             try #require(mkfifo(directory.path + "/.test.plist.lock", 0o600) == 0)
             let suite = directory.suite()
             suite.set(1, forKey: "a")
-            #expect(throws: SuiteError.self) { try suite.flush() }
+            #expect(throws: DefaultsError.self) { try suite.flush() }
             #expect(suite.problems.last?.kind == .lockFailed)
             #expect(fileType(at: directory.fileURL().path) == nil)
             #expect(suite.object(forKey: "a") as? Int == 1)
@@ -75,7 +75,7 @@ extension Trust {
 
             let suite = FileSuite(name: "test", directory: shared, arguments: [])
             suite.set(1, forKey: "a")
-            #expect(throws: SuiteError.self) { try suite.flush() }
+            #expect(throws: DefaultsError.self) { try suite.flush() }
 
             #expect(try Data(contentsOf: victim) == Data("export PATH=/usr/bin\n".utf8))
             #expect(fileType(at: planted) == S_IFLNK)
@@ -121,7 +121,7 @@ extension Trust {
 
             let suite = FileSuite(name: "test", directory: config, arguments: [])
             suite.set(1, forKey: "a")
-            #expect(throws: SuiteError.self) { try suite.flush() }
+            #expect(throws: DefaultsError.self) { try suite.flush() }
 
             #expect(try FileManager.default.contentsOfDirectory(atPath: others.path).isEmpty)
             #expect(fileType(at: config.path + "/test.plist") == S_IFLNK)

@@ -55,12 +55,6 @@ extension Defaults {
             entry(for: suite).map(conflicts(in:))?.sorted { $0.name < $1.name } ?? []
         }
 
-        /// Runs `body`. Conflicts never stop the program (they are logged and listed), so there is
-        /// nothing to turn off; kept so that code written for earlier versions still builds.
-        public static func withoutConflictFailures<Result>(_ body: () throws -> Result) rethrows -> Result {
-            try body()
-        }
-
         /// Every key name that breaks the key-name rules (see ``Defaults/isValidKeyName(_:)``),
         /// once per name, in the order the keys were created. Such keys work; each was logged as a
         /// warning when created.

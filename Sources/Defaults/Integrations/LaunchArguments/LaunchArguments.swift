@@ -48,8 +48,9 @@ extension Defaults {
 
         /// Overrides `key` with `value`; a key set again keeps only the last value.
         ///
-        /// - Throws: ``LaunchArgumentsError`` when the key's bridge cannot serialize `value`.
-        public mutating func set<Value: Serializable>(_ key: Key<Value>, to value: Value) throws(LaunchArgumentsError) {
+        /// - Throws: ``DefaultsError`` of kind ``DefaultsError/Kind/unsupportedValue`` when the key's
+        ///   bridge cannot serialize `value`.
+        public mutating func set<Value: Serializable>(_ key: Key<Value>, to value: Value) throws(DefaultsError) {
             let text = try Self.argumentText(for: value, key: key.name)
             if let index = overrides.firstIndex(where: { $0.name == key.name }) {
                 overrides[index].text = text
@@ -66,7 +67,7 @@ extension Defaults {
         ///     .setting(.theme, to: .dark)
         ///     .arguments
         /// ```
-        public func setting<Value: Serializable>(_ key: Key<Value>, to value: Value) throws(LaunchArgumentsError)
+        public func setting<Value: Serializable>(_ key: Key<Value>, to value: Value) throws(DefaultsError)
             -> Self
         {
             var copy = self
@@ -99,19 +100,21 @@ extension Defaults {
         }
 
         /// The argument that gives `value` to the arguments domain.
-        static func argumentText<Value: Serializable>(for value: Value, key: String) throws(LaunchArgumentsError)
+        static func argumentText<Value: Serializable>(for value: Value, key: String) throws(DefaultsError)
             -> String
         {
             if let optional = value as? any OptionalProtocol, optional.isNil {
                 return ArgumentsDomain.absentMarker
             }
             guard let object = Value.bridge.serialize(value) else {
-                throw LaunchArgumentsError(key: key, valueType: Value.self, reason: "its bridge could not serialize it")
+                throw .unserializable(key: key, valueType: Value.self, reason: "its bridge could not serialize it")
             }
             do {
                 return try xmlFragment(for: PropertyList.normalize(object))
             } catch {
-                throw LaunchArgumentsError(key: key, valueType: Value.self, reason: "\(error)")
+                var failure = DefaultsError.unserializable(key: key, valueType: Value.self, reason: "\(error)")
+                failure.underlyingError = error
+                throw failure
             }
         }
 
@@ -129,7 +132,4 @@ extension Defaults {
             return String(fragment.trimmingCharacters(in: .newlines))
         }
     }
-
-    /// A value that cannot be given as a launch argument.
-    public typealias LaunchArgumentsError = UnserializableValue
 }

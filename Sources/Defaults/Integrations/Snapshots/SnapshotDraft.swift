@@ -18,7 +18,7 @@ extension Defaults {
         /// New stored objects by position (`nil` removes), in the order first assigned.
         private(set) var changes: [(position: Int, object: Any?)] = []
         /// Values that could not be serialized.
-        private(set) var failures: [SnapshotWriteError.Failure] = []
+        private(set) var failures: [DefaultsError] = []
 
         init(base: Snapshot<Schema>) {
             self.base = base
@@ -37,7 +37,8 @@ extension Defaults {
             set {
                 let (key, position) = base.layout.key(at: keyPath)
                 guard let position else {
-                    failures.append(.init(key: key.name, valueType: Value.self, reason: "the key is not in the schema"))
+                    failures.append(
+                        .unserializable(key: key.name, valueType: Value.self, reason: "the key is not in the schema"))
                     return
                 }
                 let object: Any?
@@ -47,7 +48,8 @@ extension Defaults {
                     object = serialized
                 } else {
                     failures.append(
-                        .init(key: key.name, valueType: Value.self, reason: "its bridge could not serialize it"))
+                        .unserializable(
+                            key: key.name, valueType: Value.self, reason: "its bridge could not serialize it"))
                     return
                 }
                 if let index = changes.firstIndex(where: { $0.position == position }) {
@@ -56,20 +58,6 @@ extension Defaults {
                     changes.append((position, object))
                 }
             }
-        }
-    }
-
-    /// Why a ``SnapshotStore/write(_:)`` transaction stored nothing: a value in it could not be
-    /// serialized.
-    public struct SnapshotWriteError: Error, Sendable, CustomStringConvertible {
-        /// One value that could not be stored.
-        public typealias Failure = UnserializableValue
-
-        /// Every value that could not be stored.
-        public let failures: [Failure]
-
-        public var description: String {
-            "The transaction stored nothing: " + failures.map(\.description).joined(separator: "; ") + "."
         }
     }
 }

@@ -56,15 +56,23 @@ extension Defaults {
         /// transaction started (the last writer wins, as for single keys).
         ///
         /// - Returns: What the block returns.
-        /// - Throws: The block's error, or ``SnapshotWriteError`` (nothing stored in either case);
-        ///   or the error of a flush that failed, after the values were applied (they stay in
-        ///   memory and the suite retries, as for any write).
+        /// - Throws: The block's error, or a ``DefaultsError`` of kind
+        ///   ``DefaultsError/Kind/unsupportedValue`` for a value that could not be serialized
+        ///   (``DefaultsError/Kind/multiple`` for several); nothing is stored in either case. Or the
+        ///   error of a flush that failed, after the values were applied (they stay in memory and
+        ///   the suite retries, as for any write).
         @discardableResult
         public func write<Result>(_ body: (inout SnapshotDraft<Schema>) throws -> Result) throws -> Result {
             var draft = SnapshotDraft(base: snapshot)
             let result = try body(&draft)
             guard draft.failures.isEmpty else {
-                throw SnapshotWriteError(failures: draft.failures)
+                var failure = DefaultsError(
+                    combining: draft.failures,
+                    message: "the transaction stored nothing: \(draft.failures.count) values could not be serialized")
+                if failure.kind != .multiple {
+                    failure.message += "; the transaction stored nothing"
+                }
+                throw failure
             }
             var bySuite: [ObjectIdentifier: (suite: any DefaultsSuite, changes: [(key: String, object: Any?)])] = [:]
             var order: [ObjectIdentifier] = []

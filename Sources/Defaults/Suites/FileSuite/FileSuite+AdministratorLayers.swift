@@ -70,7 +70,8 @@ extension FileSuite {
 
     /// The values of the administrator's files as they are now: the vendor defaults and the
     /// enforced (managed) values, each merged over the directories, the first listed winning.
-    public func administratorValues() -> (vendor: [String: Any], managed: [String: Any]) {
+    /// (For `DefaultsProvider`, whose snapshot holds every value a read of the suite can see.)
+    @_spi(Files) public func administratorValues() -> (vendor: [String: Any], managed: [String: Any]) {
         state.withLock { ($0.domains.vendor, $0.domains.managed) }
     }
 
@@ -78,7 +79,7 @@ extension FileSuite {
     /// enforces it and the vendor file that gives its default, the first listed directory winning.
     /// Reads the files now, without opening the suite (which would move a damaged user file aside),
     /// as the `defaults` command needs; unreadable files count as absent.
-    public static func administratorFiles(
+    @_spi(Files) public static func administratorFiles(
         forKey key: String, suiteName name: String, directories: [URL] = defaultAdministratorDirectories
     ) -> (managed: URL?, vendor: URL?) {
         let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
@@ -89,8 +90,8 @@ extension FileSuite {
     func reportManagedWrite(_ key: String) {
         let file = administrator.file(forKey: key, managed: true)
         report(
-            SuiteError(
-                suite: name, kind: .managedKey, fileURL: file,
+            DefaultsError(
+                suite: name, kind: .managedKey, key: key, fileURL: file,
                 message: "the key \"\(key)\" is managed by the administrator in \(file?.path ?? "a managed file"); "
                     + "the write changed nothing"
             )
@@ -138,7 +139,7 @@ final class AdministratorLayers: Sendable {
     struct Loaded: Sendable {
         var vendor = Layer()
         var managed = Layer()
-        var problems: [SuiteError] = []
+        var problems: [DefaultsError] = []
     }
 
     /// The most an administrator file may hold; a larger one is ignored and reported.
@@ -185,7 +186,7 @@ final class AdministratorLayers: Sendable {
         }
     }
 
-    private func merge(_ url: URL, into layer: inout Layer, problems: inout [SuiteError]) {
+    private func merge(_ url: URL, into layer: inout Layer, problems: inout [DefaultsError]) {
         switch Self.readFile(url.path) {
         case .absent:
             break
@@ -196,7 +197,7 @@ final class AdministratorLayers: Sendable {
             }
         case .problem(let reason):
             problems.append(
-                SuiteError(
+                DefaultsError(
                     suite: suiteName, kind: .unreadable, fileURL: url,
                     message: "the administrator's file \(url.path) was ignored: \(reason)"
                 )

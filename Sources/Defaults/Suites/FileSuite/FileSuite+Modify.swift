@@ -17,7 +17,7 @@ extension FileSuite {
         forKey key: String, _ body: (inout Any?) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         var outcome: Swift.Result<Result, Failure>?
-        var unsupported: SuiteError?
+        var unsupported: DefaultsError?
         synchronize { () -> Set<String> in
             var value = object(forKey: key)
             do throws(Failure) {

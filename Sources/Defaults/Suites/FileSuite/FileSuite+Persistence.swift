@@ -66,30 +66,31 @@ extension FileSuite {
     /// ``modify(forKey:_:)`` sets, modifying another key), `edit` runs at once: both locks are
     /// already held, and the outer call writes its changes.
     @discardableResult
-    func synchronize(editing edit: () -> Set<String> = { [] }) -> SuiteError? {
+    func synchronize(editing edit: () -> Set<String> = { [] }) -> DefaultsError? {
         if isSynchronizingOnThisThread {
             changes.post(SuiteChange(keys: edit()))
             return nil
         }
-        var problems: [SuiteError] = []
+        var problems: [DefaultsError] = []
         var changedByOthers = Set<String>()
         var changedByEdit = Set<String>()
-        let failure = io.withLock { io -> SuiteError? in
+        let failure = io.withLock { io -> DefaultsError? in
             startWatching()
             do {
                 try file.withLock {
                     changedByOthers = try mergeWithFile(problems: &problems)
                     changedByEdit = whileSynchronizingOnThisThread(edit)
-                    try writeSnapshot(io: &io)
+                    try writeValues(io: &io)
                 }
                 return nil
-            } catch let error as SuiteError {
+            } catch let error as DefaultsError {
                 return error
             } catch {
-                return SuiteError(
+                return DefaultsError(
                     suite: name, kind: Self.kind(of: error), fileURL: fileURL,
                     message:
-                        "could not write \(file.path): \(error); the values stay in memory and are written at the next flush"
+                        "could not write \(file.path): \(error); the values stay in memory and are written at the next flush",
+                    underlyingError: error
                 )
             }
         }
@@ -109,7 +110,7 @@ extension FileSuite {
 
     /// A lock that failed or was refused (a link in the lock file's place) is a lock problem; a
     /// lock file that cannot be created is an unwritable directory, a write problem.
-    private static func kind(of error: any Error) -> SuiteError.Kind {
+    private static func kind(of error: any Error) -> DefaultsError.Kind {
         guard let failure = error as? SuiteFileLock.Failure, !failure.isUncreatable else { return .writeFailed }
         return .lockFailed
     }
@@ -117,7 +118,7 @@ extension FileSuite {
     /// Reads the file if another process changed it since this one read or wrote it, and makes
     /// it the base of the values in memory. Returns the keys whose values changed. Runs holding
     /// the file lock.
-    private func mergeWithFile(problems: inout [SuiteError]) throws -> Set<String> {
+    private func mergeWithFile(problems: inout [DefaultsError]) throws -> Set<String> {
         let loadedIdentity = state.withLock { $0.loadedIdentity }
         // Unchanged since we read or wrote it (the common case): no need to read it again.
         if let current = try? PosixFile.identity(at: file.path), current == loadedIdentity {
@@ -133,7 +134,7 @@ extension FileSuite {
         case .blocked(_, let message):
             // Already in `problems`; the write it stops is a failure of its own.
             problems.removeLast()
-            throw SuiteError(suite: name, kind: .writeFailed, fileURL: fileURL, message: message)
+            throw DefaultsError(suite: name, kind: .writeFailed, fileURL: fileURL, message: message)
         }
         return adopt(values, identity: identity, loadedIdentity: loadedIdentity)
     }
@@ -153,7 +154,7 @@ extension FileSuite {
     }
 
     /// Writes the values in memory if any change is pending. Runs holding `io` and the file lock.
-    private func writeSnapshot(io: inout IOState) throws {
+    private func writeValues(io: inout IOState) throws {
         let taken = state.withLock { state -> PropertyListValues<(PendingChanges, [String: Any], FileIdentity?)>? in
             guard !state.pending.isEmpty else { return nil }
             defer { state.pending = PendingChanges() }
@@ -177,10 +178,11 @@ extension FileSuite {
         } catch {
             let failed = PropertyListValues(pending)
             state.withLock { $0.pending = failed.values.followed(by: $0.pending) }
-            throw SuiteError(
+            throw DefaultsError(
                 suite: name, kind: .writeFailed, fileURL: fileURL,
                 message:
-                    "could not write \(file.path): \(error); the values stay in memory and are written at the next flush"
+                    "could not write \(file.path): \(error); the values stay in memory and are written at the next flush",
+                underlyingError: error
             )
         }
     }

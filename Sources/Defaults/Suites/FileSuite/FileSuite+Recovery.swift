@@ -18,10 +18,10 @@ extension FileSuite {
     /// the caller holds it). Problems are appended to `problems`, for the caller to report once it
     /// holds no lock.
     static func read(
-        _ file: SuiteFile, suiteName: String, fileURL: URL, holdingLock: Bool, problems: inout [SuiteError]
+        _ file: SuiteFile, suiteName: String, fileURL: URL, holdingLock: Bool, problems: inout [DefaultsError]
     ) -> ReadOutcome {
-        func problem(_ message: String, backupURL: URL? = nil) -> SuiteError {
-            SuiteError(suite: suiteName, kind: .unreadable, fileURL: fileURL, backupURL: backupURL, message: message)
+        func problem(_ message: String, backupURL: URL? = nil) -> DefaultsError {
+            DefaultsError(suite: suiteName, kind: .unreadable, fileURL: fileURL, backupURL: backupURL, message: message)
         }
         // A writer may keep replacing the file with damaged versions; judge a few, then give up.
         for _ in 0..<5 {
@@ -65,7 +65,7 @@ extension FileSuite {
     }
 
     /// ``read(_:suiteName:fileURL:holdingLock:problems:)`` for this suite.
-    func readFile(holdingLock: Bool, problems: inout [SuiteError]) -> ReadOutcome {
+    func readFile(holdingLock: Bool, problems: inout [DefaultsError]) -> ReadOutcome {
         Self.read(file, suiteName: name, fileURL: fileURL, holdingLock: holdingLock, problems: &problems)
     }
 }

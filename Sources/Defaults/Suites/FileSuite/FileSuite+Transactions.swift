@@ -14,8 +14,8 @@ extension FileSuite {
             }
             guard let value = Self.propertyListObject(object) else {
                 report(
-                    SuiteError(
-                        suite: name, kind: .unsupportedValue, fileURL: fileURL,
+                    DefaultsError(
+                        suite: name, kind: .unsupportedValue, key: key, fileURL: fileURL,
                         message: "the value for key \"\(key)\" of type \(type(of: object)) is not a property-list "
                             + "object; none of the \(changes.count) values written together was stored"
                     )

@@ -45,14 +45,14 @@ extension FileSuite {
     func reloadIfChanged() {
         // Inside `modify` on this thread, which has just read the file holding its locks.
         guard !isSynchronizingOnThisThread else { return }
-        var problems: [SuiteError] = []
+        var problems: [DefaultsError] = []
         let changedKeys = io.withLock { io -> Set<String> in
             let loadedIdentity = state.withLock { $0.loadedIdentity }
             // Our own writes come back as events too; they leave the file as we recorded it.
             if let identity = try? PosixFile.identity(at: file.path), identity == loadedIdentity {
                 return []
             }
-            var found: [SuiteError] = []
+            var found: [DefaultsError] = []
             let values: [String: Any]
             let identity: FileIdentity?
             switch readFile(holdingLock: false, problems: &found) {

@@ -68,7 +68,7 @@ public final class FileSuite: DefaultsSuite {
     /// cannot apply a file older than one this process has just written.
     let io = Mutex(IOState())
     let watchers = Mutex<[FileWatcher]>([])
-    let problemHandler = Mutex<(@Sendable (SuiteError) -> Void)?>(nil)
+    let problemHandler = Mutex<(@Sendable (DefaultsError) -> Void)?>(nil)
     let administrator: AdministratorLayers
 
     struct State {
@@ -80,7 +80,7 @@ public final class FileSuite: DefaultsSuite {
         var loadedIdentity: FileIdentity?
         var isWriteScheduled = false
         var retryDelay: Duration?
-        var problems: [SuiteError] = []
+        var problems: [DefaultsError] = []
         var writeCount = 0
     }
 
@@ -182,7 +182,7 @@ public final class FileSuite: DefaultsSuite {
         self.coalescingDelay = coalescingDelay
         self.mirrorsRegistrationToStandardUserDefaults = mirrorsRegistration
         let launchArguments = arguments ?? Array(ProcessInfo.processInfo.arguments.dropFirst())
-        var problems: [SuiteError] = []
+        var problems: [DefaultsError] = []
         let values: [String: Any]
         let identity: FileIdentity?
         switch Self.read(file, suiteName: self.name, fileURL: self.fileURL, holdingLock: false, problems: &problems) {
@@ -294,7 +294,7 @@ public final class FileSuite: DefaultsSuite {
 
     /// Writes every pending change to the file and returns when it is durable.
     ///
-    /// - Throws: ``SuiteError`` when the file cannot be written (an unwritable directory, a full
+    /// - Throws: ``DefaultsError`` when the file cannot be written (an unwritable directory, a full
     ///   disk, a directory in the file's place). The values stay in memory and are written by the
     ///   next flush or write that succeeds.
     public func flush() throws {
@@ -305,7 +305,7 @@ public final class FileSuite: DefaultsSuite {
 
     /// Problems met with the file since the suite was opened, oldest first (at most the last 100):
     /// files that did not parse and where they were moved, writes that failed.
-    public var problems: [SuiteError] {
+    public var problems: [DefaultsError] {
         state.withLock { $0.problems }
     }
 
@@ -313,7 +313,7 @@ public final class FileSuite: DefaultsSuite {
     /// ``flush()``), once the suite's locks are released: the handler may call ``flush()`` or
     /// ``reload()`` (a flush that fails again reports again, so do not flush at every call).
     /// Problems found while opening the suite are in ``problems``.
-    public var onProblem: (@Sendable (SuiteError) -> Void)? {
+    public var onProblem: (@Sendable (DefaultsError) -> Void)? {
         get { problemHandler.withLock { $0 } }
         set { problemHandler.withLock { $0 = newValue } }
     }
@@ -323,7 +323,7 @@ public final class FileSuite: DefaultsSuite {
         state.withLock { $0.writeCount }
     }
 
-    func report(_ problem: SuiteError) {
+    func report(_ problem: DefaultsError) {
         state.withLock { state in
             state.problems.append(problem)
             if state.problems.count > Self.problemLimit {
@@ -340,10 +340,10 @@ public final class FileSuite: DefaultsSuite {
 
     // MARK: Values
 
-    func unsupportedValueProblem(_ object: Any?, forKey key: String) -> SuiteError {
+    func unsupportedValueProblem(_ object: Any?, forKey key: String) -> DefaultsError {
         let typeName = object.map { "\(type(of: $0))" } ?? "nil"
-        return SuiteError(
-            suite: name, kind: .unsupportedValue, fileURL: fileURL,
+        return DefaultsError(
+            suite: name, kind: .unsupportedValue, key: key, fileURL: fileURL,
             message: "the value for key \"\(key)\" of type \(typeName) is not a property-list object; it was not stored"
         )
     }
@@ -374,18 +374,20 @@ extension FileSuite.State {
 /// removing everything if it did. Applied on top of the file as found when writing, so that
 /// other processes' keys are kept.
 struct PendingChanges {
-    enum Change {
+    /// What happens to one key: not a ``Defaults/KeyChange`` (what a read sees), but the edit
+    /// this process makes to the stored values.
+    enum Edit {
         case set(Any)
         case removed
     }
 
     var removesAll = false
-    var changes: [String: Change] = [:]
+    var changes: [String: Edit] = [:]
 
     var isEmpty: Bool { !removesAll && changes.isEmpty }
 
     mutating func record(_ value: Any?, forKey key: String) {
-        changes[key] = value.map(Change.set) ?? .removed
+        changes[key] = value.map(Edit.set) ?? .removed
     }
 
     mutating func recordRemoveAll() {
