@@ -3,6 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Every problem the library reports is one `DefaultsError`: its kind, where it happened and a
 /// message that names the cause.
 @Suite struct DefaultsErrorTests {
@@ -22,7 +26,30 @@ import Testing
         #expect(problem.description.contains(backup.lastPathComponent))
     }
 
-    @Test func failedWriteKeepsTheCauseAndTheValues() throws {
+    @Test func failedLockKeepsTheCauseAndTheValues() throws {
+        let directory = try FileSuiteTemporaryDirectory()
+        // A link planted in the lock file's place is refused, so the write cannot happen.
+        let target = directory.url.appendingPathComponent("elsewhere")
+        try #require(symlink(target.path, directory.path + "/.test.plist.lock") == 0)
+        let suite = directory.suite()
+        suite.set(6, forKey: "volume")
+        do {
+            try suite.flush()
+            Issue.record("a flush without its lock succeeded")
+        } catch let error as DefaultsError {
+            #expect(error.kind == .lockFailed)
+            #expect(error.suite == "test")
+            #expect(error.fileURL == directory.fileURL())
+            #expect(error.underlyingError != nil)
+            #expect(error.message.hasPrefix("could not write \(directory.fileURL().path): could not lock"))
+            #expect(error.message.hasSuffix("the values stay in memory and are written at the next flush"))
+            #expect(error.description == "Suite \"test\": \(error.message)")
+        }
+        #expect(suite.object(forKey: "volume") as? Int == 6)
+        #expect(suite.problems.last?.kind == .lockFailed)
+    }
+
+    @Test func directoryInTheFilesPlaceFailsTheWrite() throws {
         let directory = try FileSuiteTemporaryDirectory()
         try FileManager.default.createDirectory(at: directory.fileURL(), withIntermediateDirectories: false)
         let suite = directory.suite()
@@ -33,10 +60,8 @@ import Testing
         } catch let error as DefaultsError {
             #expect(error.kind == .writeFailed)
             #expect(error.suite == "test")
-            #expect(error.fileURL == directory.fileURL())
-            #expect(error.underlyingError != nil)
-            #expect(error.message.contains(directory.fileURL().path))
-            #expect(error.message.contains("the values stay in memory"))
+            #expect(error.fileURL?.path == directory.fileURL().path)
+            #expect(error.message.contains("is a directory"))
         }
         #expect(suite.object(forKey: "volume") as? Int == 6)
     }
@@ -139,8 +164,8 @@ import Testing
             for suite in suites {
                 let cause = try #require(error.causes.first { $0.suite == suite.name })
                 #expect(cause.kind == .writeFailed)
-                #expect(cause.fileURL == suite.fileURL)
-                #expect(error.description.contains("- Suite \"\(suite.name)\": could not write"))
+                #expect(cause.fileURL?.path == suite.fileURL.path)
+                #expect(error.description.contains("- Suite \"\(suite.name)\": \(cause.message)"))
             }
         }
         #expect(suites.allSatisfy { $0.object(forKey: "a") as? Int == 1 })
