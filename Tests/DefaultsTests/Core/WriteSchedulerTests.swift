@@ -98,6 +98,27 @@ struct WriteSchedulerTests {
         #expect(ledger.counts.written == 1)
     }
 
+    /// What follows a write (the owner's problem handlers and observers) runs once the write lock
+    /// is released, so it may flush again without waiting for itself.
+    @Test func whatFollowsAWriteMayFlush() async {
+        let ledger = WriteLedger()
+        let store = CountingStore(ledger, delay: .seconds(3_600))
+        let flushedAgain = LockedValue(false)
+        ledger.afterWrite.value = {
+            ledger.afterWrite.value = nil
+            store.change()
+            try? store.writes.flush(store)
+            flushedAgain.value = true
+        }
+        store.change()
+        DispatchQueue.global().async {
+            try? store.writes.flush(store)
+        }
+        #expect(await fileSuiteEventually { flushedAgain.value }, "the flush that followed a write deadlocked")
+        #expect(ledger.counts.written == 2)
+        #expect(ledger.counts.writes == 2)
+    }
+
     @Test func aReleasedOwnerWithPendingChangesIsKeptUntilTheyAreWritten() async {
         let ledger = WriteLedger()
         weak var weakStore: CountingStore?
@@ -144,6 +165,8 @@ final class WriteLedger: Sendable {
 
     private let state: Mutex<Counts>
     private let release = DispatchSemaphore(value: 0)
+    /// Run after each write that wrote something, once the scheduler's lock is released.
+    let afterWrite = LockedValue<(@Sendable () -> Void)?>(nil)
 
     init(failures: Int = 0, holdingFirstWrite: Bool = false) {
         state = Mutex(Counts(failuresLeft: failures, holdsFirstWrite: holdingFirstWrite))
@@ -180,7 +203,7 @@ final class WriteLedger: Sendable {
             }
             state.written = recorded
             state.writes += 1
-            return WriteScheduler.Written()
+            return WriteScheduler.Written(afterwards: { [afterWrite] in afterWrite.value?() })
         }
     }
 }
