@@ -67,4 +67,23 @@ struct WatchTests {
             ]
         )
     }
+
+    /// Each key is watched by a library observer: a write that leaves the value as it was prints
+    /// nothing, and a key that appears, goes and comes back is printed each time.
+    @Test func printsWhatALibraryObserverSees() throws {
+        let sandbox = try CommandSandbox()
+        try sandbox.run("write", "com.example.observed", "count", "-int", "1")
+        let watch = try startWatching(sandbox, "com.example.observed")
+        #expect(try sandbox.run("write", "com.example.observed", "count", "-int", "1").status == 0)
+        #expect(try sandbox.run("write", "com.example.observed", "count", "-int", "2").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 1 })
+        #expect(try sandbox.run("write", "com.example.observed", "fresh", "-string", "yes").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 2 })
+        #expect(try sandbox.run("delete", "com.example.observed", "fresh").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 3 })
+        #expect(try sandbox.run("write", "com.example.observed", "fresh", "-int", "3").status == 0)
+        #expect(watch.output.waitForLines { $0.count >= 4 })
+        #expect(watch.stop() == 0)
+        #expect(watch.output.lines == ["count = 2;", "fresh = yes;", "fresh deleted", "fresh = 3;"])
+    }
 }

@@ -22,38 +22,54 @@ extension Defaults {
     ///
     /// Elements are decoded from the stored values in the iterating task's isolation, so `Element`
     /// need not be `Sendable`: only stored property-list objects cross from the thread that made a
-    /// change to the consumer. (This is why the type is not an `AsyncStream<Value>` as in Defaults:
-    /// handing a typed value from the writing thread to the consumer would require
-    /// `Value: Sendable`, which ``Defaults/Serializable`` does not imply. Code that iterates or
-    /// transforms the sequence is unaffected.)
+    /// change to the consumer, through an `AsyncStream` of them. (This is why the type is not an
+    /// `AsyncStream<Value>` as in Defaults: handing a typed value from the writing thread to the
+    /// consumer would require `Value: Sendable`, which ``Defaults/Serializable`` does not imply.
+    /// Code that iterates or transforms the sequence is unaffected.)
     public struct Updates<Element>: AsyncSequence, Sendable {
         public typealias Failure = Never
 
-        private let buffer: UpdatesBuffer
+        /// The stored objects of each change, buffered without bound until taken.
+        private let changes: AsyncStream<ObservedChange>
+        private let observation: UpdatesObservation
         private let makeElement: @Sendable (ObservedChange) -> Element
 
         init(keys: ObservedKeys, initial: Bool, makeElement: @escaping @Sendable (ObservedChange) -> Element) {
-            buffer = UpdatesBuffer(keys: keys, initial: initial)
+            let (changes, continuation) = AsyncStream.makeStream(
+                of: ObservedChange.self, bufferingPolicy: .unbounded)
+            self.changes = changes
+            observation = UpdatesObservation(keys: keys, initial: initial, continuation: continuation)
             self.makeElement = makeElement
         }
 
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(buffer: buffer, makeElement: makeElement)
+            AsyncIterator(changes: changes.makeAsyncIterator(), observation: observation, makeElement: makeElement)
         }
 
         /// The iterator of an ``Updates`` sequence.
         public struct AsyncIterator: AsyncIteratorProtocol {
-            private let buffer: UpdatesBuffer
+            private var changes: AsyncStream<ObservedChange>.Iterator
+            private let observation: UpdatesObservation
             private let makeElement: @Sendable (ObservedChange) -> Element
 
-            init(buffer: UpdatesBuffer, makeElement: @escaping @Sendable (ObservedChange) -> Element) {
-                self.buffer = buffer
+            init(
+                changes: AsyncStream<ObservedChange>.Iterator, observation: UpdatesObservation,
+                makeElement: @escaping @Sendable (ObservedChange) -> Element
+            ) {
+                self.changes = changes
+                self.observation = observation
                 self.makeElement = makeElement
             }
 
             /// The next value, waiting for a change; `nil` when the task is cancelled.
             public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> Element? {
-                guard let change = await buffer.next(isolation: actor) else { return nil }
+                // `AsyncStream` would still hand out the changes it holds once cancelled or
+                // finished; the sequence ends at once instead, as its documentation says.
+                if Task.isCancelled {
+                    observation.finish()
+                    return nil
+                }
+                guard observation.isObserving, let change = await changes.next(isolation: actor) else { return nil }
                 return makeElement(change)
             }
 

@@ -20,7 +20,11 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
     public let changes = SuiteChangeCenter()
     /// The persistent domain's name when known: `UserDefaults` does not tell its own.
     private let domainName: String?
-    private let isSynchronizePending = Mutex(false)
+    /// Synchronizes a short while after a write (several writes share one `synchronize()`) and
+    /// on ``flush()``; a scheduled synchronize that fails is logged.
+    private let writes = WriteScheduler<UserDefaultsSuite>(
+        delay: UserDefaultsSuite.coalescingDelay, write: { $0.synchronize() },
+        onScheduledFailure: { _, error in Defaults.logger.error("\(error)") })
 
     /// How long writes are collected before one `synchronize()` stores them all.
     static let coalescingDelay: Duration = .milliseconds(50)
@@ -83,7 +87,7 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
         } else {
             userDefaults.removeObject(forKey: key)
         }
-        scheduleSynchronize()
+        writes.writeLater(self)
         if !PropertyListObject.isEqual(old, self.object(forKey: key)) {
             changes.post(SuiteChange(keys: [key]))
         }
@@ -95,7 +99,7 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
         for key in keys {
             userDefaults.removeObject(forKey: key)
         }
-        scheduleSynchronize()
+        writes.writeLater(self)
         changes.post(
             SuiteChange(keys: Set(keys.filter { !PropertyListObject.isEqual(old[$0] ?? nil, object(forKey: $0)) })))
     }
@@ -123,26 +127,14 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
     }
 
     public func flush() throws {
-        isSynchronizePending.withLock { $0 = false }
-        guard userDefaults.synchronize() else {
-            throw DefaultsError(suite: name, kind: .writeFailed, message: "UserDefaults.synchronize() failed")
-        }
+        try writes.flush(self)
     }
 
-    private func scheduleSynchronize() {
-        let alreadyPending = isSynchronizePending.withLock { pending in
-            defer { pending = true }
-            return pending
+    private func synchronize() -> WriteScheduler<UserDefaultsSuite>.Written {
+        guard userDefaults.synchronize() else {
+            return WriteScheduler.Written(
+                failure: DefaultsError(suite: name, kind: .writeFailed, message: "UserDefaults.synchronize() failed"))
         }
-        guard !alreadyPending else { return }
-        Task.detached { [self] in
-            try? await Task.sleep(for: Self.coalescingDelay)
-            guard isSynchronizePending.withLock({ $0 }) else { return }
-            do {
-                try flush()
-            } catch {
-                Defaults.logger.error("\(error)")
-            }
-        }
+        return WriteScheduler.Written()
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Defaults
-import DefaultsPropertyList
 import Dispatch
 import Foundation
 import Synchronization
@@ -70,8 +69,19 @@ struct Watch: ParsableCommand {
             Output.printError(problem.message)
         }
         let printer = ChangePrinter(suite: suite, json: json)
-        _ = suite.changes.addObserver(forKeys: key.map { [$0] }) { change in
-            printer.print(change)
+        if let key {
+            printer.watch(key)
+        } else {
+            // A key that appears is watched from then on, its value printed first. Registered
+            // before the keys already there are watched, so that none appears unseen between.
+            _ = suite.changes.addObserver { change in
+                for key in change.keys.sorted() {
+                    printer.watch(key, printingItsValue: true)
+                }
+            }
+            for key in suite.persistentValues().keys.sorted() {
+                printer.watch(key)
+            }
         }
         Output.printError("Watching \(domain.displayName)\(key.map { " key \($0)" } ?? "") (Control-C to stop)")
         withExtendedLifetime((suite, signalSources)) {
@@ -80,43 +90,39 @@ struct Watch: ParsableCommand {
     }
 }
 
-/// Prints a suite's changes, one line each, skipping a key whose value is the one last printed
-/// (two quick writes can arrive as two events that both find the second value).
+/// Prints the changes of a suite's keys as the library's observers of those keys see them: one
+/// ``Defaults/observe(_:options:handler:)`` a key, so that a change is printed once, with the
+/// value it made, in the order the library delivers it.
 final class ChangePrinter: Sendable {
     private let suite: FileSuite
     private let json: Bool
-    /// The values last printed, by key.
-    private let printed: Mutex<Snapshot>
-
-    /// `@unchecked Sendable`: holds only property-list values (`String`, numbers, `Date`,
-    /// `Data`, arrays and dictionaries of them), which share no mutable state.
-    private struct Snapshot: @unchecked Sendable {
-        var values: [String: Any]
-    }
+    /// The observation of each watched key, by name.
+    private let observations = Mutex<[String: Defaults.Observation]>([:])
+    /// Held while printing, so that lines from two threads are not interleaved.
+    private let output = Mutex(())
 
     init(suite: FileSuite, json: Bool) {
         self.suite = suite
         self.json = json
-        printed = Mutex(Snapshot(values: suite.persistentValues()))
     }
 
-    func print(_ change: SuiteChange) {
-        let current = Snapshot(values: suite.persistentValues())
-        // Under the lock, so that lines from two events are not interleaved or reordered.
-        printed.withLock { printed in
-            for key in change.keys.sorted() {
-                let value = current.values[key]
-                let previous = printed.values[key]
-                switch (previous, value) {
-                case (nil, nil):
-                    continue
-                case (let previous?, let value?) where PropertyList.isEqual(previous, value):
-                    continue
-                default:
-                    break
+    /// Prints each change of `key` from now on (and its value now, if it has one, when
+    /// `printingItsValue`); does nothing if `key` is watched already.
+    func watch(_ key: String, printingItsValue: Bool = false) {
+        observations.withLock { observations in
+            guard observations[key] == nil else { return }
+            let observed = Defaults.Key<Defaults.AnySerializable?>(key, suite: suite)
+            observations[key] = Defaults.observe(observed, options: printingItsValue ? [.initial] : []) {
+                [self] change in
+                // The initial value of a key that has just appeared; nothing to print if it is
+                // already gone again.
+                if change.isInitial, change.newValue == nil {
+                    return
                 }
-                printed.values[key] = value
-                Output.print(line(key: key, value: value))
+                let value = Defaults.AnySerializable.bridge.serialize(change.newValue)
+                output.withLock { _ in
+                    Output.print(line(key: key, value: value))
+                }
             }
         }
     }

@@ -1,57 +1,26 @@
-import Dispatch
 import Foundation
 
 extension FileSuite {
     /// The longest wait between retries of a background write that keeps failing.
     static let longestRetryDelay: Duration = .seconds(60)
 
-    /// Writes pending changes after `delay`, on a background queue.
-    ///
-    /// The timer holds the suite strongly: a suite with changes not yet on disk stays alive (and
-    /// listed where ``Defaults/flushAll()`` and the termination-signal handler find it) until they
-    /// are written. Its `deinit` therefore never has anything to write.
-    func scheduleWrite(after delay: Duration) {
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
-            writeScheduled()
-        }
-    }
+    /// How a background write that failed is tried again: after a second, then twice as long
+    /// each time.
+    static let writeRetry = WriteScheduler<FileSuite>.Retry(first: .seconds(1), longest: longestRetryDelay)
 
-    private func writeScheduled() {
-        // Cleared before writing, so that a change made during the write schedules the next one.
-        state.withLock { $0.isWriteScheduled = false }
-        if (try? writePending()) != nil {
-            state.withLock { $0.retryDelay = nil }
-        }
-    }
-
-    /// Schedules another try of a write that failed, backing off, unless one is on its way.
-    private func scheduleRetry() {
-        let delay: Duration? = state.withLock { state in
-            let delay = min((state.retryDelay ?? .milliseconds(500)) * 2, Self.longestRetryDelay)
-            state.retryDelay = delay
-            return state.claimWriteSchedule() ? delay : nil
-        }
-        if let delay {
-            scheduleWrite(after: delay)
-        }
-    }
-
-    /// Writes this process's pending changes and returns when they are durable; does nothing if
-    /// there are none. On failure the changes stay pending (a retry is scheduled), the problem is
-    /// reported, and the error is thrown.
-    func writePending() throws {
-        // Inside `modify` on this thread (an observer or a problem handler it reached): the
-        // pending changes are written by that `modify` before it returns.
-        guard !isSynchronizingOnThisThread else { return }
-        // Taking `io` first waits for a write in progress on another thread (which holds it), so
-        // that a flush with nothing left pending still returns only once that write is durable.
+    /// The write the scheduler runs (``writes``): writes this process's pending changes and
+    /// returns once they are durable; does nothing if there are none. On failure the changes stay
+    /// pending; the problem is reported once the scheduler's lock is released.
+    func writePending() -> WriteScheduler<FileSuite>.Written {
+        // Taking `io` first waits for a write in progress on another thread (a `modify` holds it),
+        // so that a flush with nothing left pending still returns only once that write is durable.
         let hasPending = io.withLock { _ in state.withLock { !$0.pending.isEmpty } }
-        guard hasPending else { return }
-        if let error = synchronize() {
-            throw error
-        }
+        guard hasPending else { return WriteScheduler.Written() }
+        let written = writeFile()
+        return WriteScheduler.Written(
+            failure: written.failure, isPending: written.failure != nil && state.withLock { !$0.pending.isEmpty },
+            afterwards: { [self] in deliver(written) }
+        )
     }
 
     /// The one write path: holding `io` and the file lock, brings the values in memory up to
@@ -71,15 +40,32 @@ extension FileSuite {
             changes.post(SuiteChange(keys: edit()))
             return nil
         }
+        let written = writeFile(editing: edit)
+        if written.failure != nil, state.withLock({ !$0.pending.isEmpty }) {
+            writes.retryLater(self)
+        }
+        deliver(written)
+        return written.failure
+    }
+
+    /// What ``writeFile(editing:)`` did, to report and post once the locks are released.
+    struct FileWrite {
+        var failure: DefaultsError?
         var problems: [DefaultsError] = []
         var changedByOthers = Set<String>()
         var changedByEdit = Set<String>()
+    }
+
+    /// The locked part of ``synchronize(editing:)``: merges, edits and writes holding `io` and the
+    /// file lock; reports nothing.
+    private func writeFile(editing edit: () -> Set<String> = { [] }) -> FileWrite {
+        var written = FileWrite()
         let failure = io.withLock { io -> DefaultsError? in
             startWatching()
             do {
                 try file.withLock {
-                    changedByOthers = try mergeWithFile(problems: &problems)
-                    changedByEdit = whileSynchronizingOnThisThread(edit)
+                    written.changedByOthers = try mergeWithFile(problems: &written.problems)
+                    written.changedByEdit = whileSynchronizingOnThisThread(edit)
                     try writeValues(io: &io)
                 }
                 return nil
@@ -94,18 +80,17 @@ extension FileSuite {
                 )
             }
         }
-        if let failure {
-            problems.append(failure)
-            if state.withLock({ !$0.pending.isEmpty }) {
-                scheduleRetry()
-            }
-        }
-        for problem in problems {
+        written.failure = failure
+        return written
+    }
+
+    /// Reports the problems of a write and posts the changes it found, with no suite lock held.
+    private func deliver(_ written: FileWrite) {
+        for problem in written.problems + (written.failure.map { [$0] } ?? []) {
             report(problem)
         }
-        changes.post(SuiteChange(keys: changedByOthers, origin: .otherProcess))
-        changes.post(SuiteChange(keys: changedByEdit))
-        return failure
+        changes.post(SuiteChange(keys: written.changedByOthers, origin: .otherProcess))
+        changes.post(SuiteChange(keys: written.changedByEdit))
     }
 
     /// A lock that failed or was refused (a link in the lock file's place) is a lock problem; a

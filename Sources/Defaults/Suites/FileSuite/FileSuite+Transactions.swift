@@ -25,15 +25,13 @@ extension FileSuite {
             normalized.append((key, value))
         }
         let sent = PropertyListValues(normalized)
-        let (keys, shouldSchedule) = state.withLock { state in
+        let keys = state.withLock { state in
             for (key, object) in sent.values {
                 state.pending.record(object, forKey: key)
             }
-            return (state.domains.setPersistent(sent.values), state.claimWriteSchedule())
+            return state.domains.setPersistent(sent.values)
         }
-        if shouldSchedule {
-            scheduleWrite(after: coalescingDelay)
-        }
+        writes.writeLater(self)
         self.changes.post(SuiteChange(keys: keys))
     }
 }

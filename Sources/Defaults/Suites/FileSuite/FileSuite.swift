@@ -70,6 +70,9 @@ public final class FileSuite: DefaultsSuite {
     let watchers = Mutex<[FileWatcher]>([])
     let problemHandler = Mutex<(@Sendable (DefaultsError) -> Void)?>(nil)
     let administrator: AdministratorLayers
+    /// Writes the pending changes a short while after they are made, on ``flush()``, and again
+    /// after a failure.
+    let writes: WriteScheduler<FileSuite>
 
     struct State {
         var domains: SuiteDomains
@@ -78,8 +81,6 @@ public final class FileSuite: DefaultsSuite {
         /// The version of the file that `domains.persistent` (less `pending`) was read from or
         /// written as; `nil` when there was no file.
         var loadedIdentity: FileIdentity?
-        var isWriteScheduled = false
-        var retryDelay: Duration?
         var problems: [DefaultsError] = []
         var writeCount = 0
     }
@@ -190,6 +191,7 @@ public final class FileSuite: DefaultsSuite {
         case .absent, .blocked: (values, identity) = ([:], nil)
         }
         administrator = AdministratorLayers(directories: administratorDirectories, suiteName: self.name)
+        writes = WriteScheduler(delay: coalescingDelay, retry: Self.writeRetry) { $0.writePending() }
         let layers = administrator.load()
         state = Mutex(
             State(
@@ -209,8 +211,8 @@ public final class FileSuite: DefaultsSuite {
     }
 
     deinit {
-        // Nothing to write here: a suite with pending changes is kept alive by its write timer
-        // until they are on disk (see `scheduleWrite(after:)`).
+        // Nothing to write here: a suite with pending changes is kept alive by its scheduled write
+        // until they are on disk (see `WriteScheduler`).
         watchers.withLock { watchers in
             for watcher in watchers {
                 watcher.stop()
@@ -242,11 +244,11 @@ public final class FileSuite: DefaultsSuite {
         // nobody listens. (An observer added during this write may miss it, as it would if it
         // had been added just after.)
         let isObserved = changes.observerCount > 0
-        let (isManaged, isChanged, shouldSchedule) = state.withLock { state in
+        let (isManaged, isChanged) = state.withLock { state in
             // Checked under the write's own lock: one lock a write, and no administrator reload
             // between the check and the write.
             if !state.domains.managed.isEmpty, state.domains.managed[key] != nil {
-                return (true, false, false)
+                return (true, false)
             }
             var isChanged = false
             if isObserved {
@@ -255,28 +257,24 @@ public final class FileSuite: DefaultsSuite {
                 state.domains.persistent[key] = sent.values
             }
             state.pending.record(sent.values, forKey: key)
-            return (false, isChanged, state.claimWriteSchedule())
+            return (false, isChanged)
         }
         if isManaged {
             reportManagedWrite(key)
             return
         }
-        if shouldSchedule {
-            scheduleWrite(after: coalescingDelay)
-        }
+        writes.writeLater(self)
         if isChanged {
             changes.post(SuiteChange(keys: [key]))
         }
     }
 
     public func removeAll() {
-        let (keys, shouldSchedule) = state.withLock { state in
+        let keys = state.withLock { state in
             state.pending.recordRemoveAll()
-            return (state.domains.replacePersistent(with: [:]), state.claimWriteSchedule())
+            return state.domains.replacePersistent(with: [:])
         }
-        if shouldSchedule {
-            scheduleWrite(after: coalescingDelay)
-        }
+        writes.writeLater(self)
         changes.post(SuiteChange(keys: keys))
     }
 
@@ -298,7 +296,10 @@ public final class FileSuite: DefaultsSuite {
     ///   disk, a directory in the file's place). The values stay in memory and are written by the
     ///   next flush or write that succeeds.
     public func flush() throws {
-        try writePending()
+        // Inside `modify` on this thread (an observer or a problem handler it reached): the
+        // pending changes are written by that `modify` before it returns.
+        guard !isSynchronizingOnThisThread else { return }
+        try writes.flush(self)
     }
 
     // MARK: Problems
@@ -358,15 +359,6 @@ public final class FileSuite: DefaultsSuite {
             return object
         }
         return PropertyListObject.normalized(object)
-    }
-}
-
-extension FileSuite.State {
-    /// Marks a write as scheduled; returns whether the caller must schedule it.
-    mutating func claimWriteSchedule() -> Bool {
-        guard !isWriteScheduled else { return false }
-        isWriteScheduled = true
-        return true
     }
 }
 
