@@ -25,14 +25,19 @@ struct ObservedKeys: Sendable {
 
     /// Reads every key's current object from its suite.
     func read() -> ObservedSnapshot {
-        ObservedSnapshot(objects: keys.map { StoredObject(object: $0.suite.object(forKey: $0.name)) })
+        ObservedSnapshot(objects: keys.map { StoredObject(value: $0.suite.propertyListValue(forKey: $0.name)) })
     }
 
-    /// The object `key` had in `snapshot`.
-    func object(of key: Defaults.Keys, in snapshot: ObservedSnapshot) -> Any? {
+    /// What `key` had in `snapshot`.
+    func stored(_ key: Defaults.Keys, in snapshot: ObservedSnapshot) -> StoredObject {
         let identity = Identity(suite: ObjectIdentifier(key.suite), name: key.name)
-        guard let index = indexes[identity], index < snapshot.objects.count else { return nil }
-        return snapshot.objects[index].object
+        guard let index = indexes[identity], index < snapshot.objects.count else { return StoredObject(value: nil) }
+        return snapshot.objects[index]
+    }
+
+    /// The object `key` had in `snapshot`, for its bridge to decode.
+    func object(of key: Defaults.Keys, in snapshot: ObservedSnapshot) -> Any? {
+        stored(key, in: snapshot).object
     }
 
     /// The keys grouped by suite, to register one observer with each suite's change center.

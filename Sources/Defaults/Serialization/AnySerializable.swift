@@ -1,3 +1,5 @@
+import DefaultsPropertyList
+
 extension Defaults {
     /// A type-erased stored value, for when one key holds values of several types:
     ///
@@ -43,11 +45,11 @@ extension Defaults {
         }
 
         public static func == (lhs: Self, rhs: Self) -> Bool {
-            PropertyListObject.isEqual(lhs.object, rhs.object)
+            PropertyListValue.isEqual(lhs.object, rhs.object)
         }
 
         public func hash(into hasher: inout Hasher) {
-            if let object { PropertyListObject.hash(object, into: &hasher) }
+            if let object { PropertyListValue.hash(object, into: &hasher) }
         }
     }
 

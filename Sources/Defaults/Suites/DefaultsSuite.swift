@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 
 /// A place that holds property-list values by key and tells you when they change.
@@ -21,6 +22,12 @@ public protocol DefaultsSuite: AnyObject, Sendable {
     /// The value a read of `key` returns: from the launch arguments, the persistent values or the
     /// registered defaults, in that order; `nil` if no domain has one.
     func object(forKey key: String) -> Any?
+
+    /// The value a read of `key` returns, as ``object(forKey:)`` resolves it, as a `Sendable`
+    /// ``PropertyListValue``: what observation and snapshots keep. A default implementation
+    /// converts ``object(forKey:)``; suites that hold their values as ``PropertyListValue``s
+    /// return them without converting.
+    func propertyListValue(forKey key: String) -> PropertyListValue?
 
     /// Stores `object` as the persistent value of `key`, or removes it when `object` is `nil`.
     ///
@@ -87,10 +94,15 @@ extension DefaultsSuite {
         let old = object(forKey: key)
         var value = old
         let result = try body(&value)
-        if !PropertyListObject.isEqual(old, value) {
+        if !PropertyListValue.isEqual(old, value) {
             set(value, forKey: key)
         }
         return result
+    }
+
+    /// ``object(forKey:)`` converted; `nil` as well for an object that is not a property-list value.
+    public func propertyListValue(forKey key: String) -> PropertyListValue? {
+        PropertyListValue.from(object(forKey: key))
     }
 
     /// `nil`: a suite that does not number its states is read every time.
@@ -108,7 +120,7 @@ extension DefaultsSuite {
                 set(change.object, forKey: change.key)
             }
         }
-        let changed = old.keys.filter { key in !PropertyListObject.isEqual(old[key] ?? nil, object(forKey: key)) }
+        let changed = old.keys.filter { key in !PropertyListValue.isEqual(old[key] ?? nil, object(forKey: key)) }
         self.changes.post(SuiteChange(keys: Set(changed)))
     }
 

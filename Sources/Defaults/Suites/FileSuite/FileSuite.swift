@@ -183,7 +183,7 @@ public final class FileSuite: DefaultsSuite {
         self.mirrorsRegistrationToStandardUserDefaults = mirrorsRegistration
         let launchArguments = arguments ?? Array(ProcessInfo.processInfo.arguments.dropFirst())
         var problems: [SuiteError] = []
-        let values: [String: Any]
+        let values: [String: PropertyListValue]
         let identity: FileIdentity?
         switch Self.read(file, suiteName: self.name, fileURL: self.fileURL, holdingLock: false, problems: &problems) {
         case .values(let read, let readIdentity): (values, identity) = (read, readIdentity)
@@ -221,23 +221,26 @@ public final class FileSuite: DefaultsSuite {
     // MARK: DefaultsSuite
 
     public func object(forKey key: String) -> Any? {
-        state.withLock { $0.domains.object(forKey: key) }
+        state.withLock { $0.domains.value(forKey: key) }?.object
+    }
+
+    public func propertyListValue(forKey key: String) -> PropertyListValue? {
+        state.withLock { $0.domains.value(forKey: key) }
     }
 
     public var valueGeneration: UInt64? { generation.value }
 
     public func set(_ object: Any?, forKey key: String) {
-        let value: Any?
+        let value: PropertyListValue?
         if let object {
-            guard let normalized = Self.propertyListObject(object) else {
+            guard let converted = PropertyListValue.from(object) else {
                 report(unsupportedValueProblem(object, forKey: key))
                 return
             }
-            value = normalized
+            value = converted
         } else {
             value = nil
         }
-        let sent = PropertyListValues(value)
         // Telling whether the value changed costs two lookups and a comparison; skip it when
         // nobody listens. (An observer added during this write may miss it, as it would if it
         // had been added just after.)
@@ -250,11 +253,11 @@ public final class FileSuite: DefaultsSuite {
             }
             var isChanged = false
             if isObserved {
-                isChanged = state.domains.setPersistent(sent.values, forKey: key)
+                isChanged = state.domains.setPersistent(value, forKey: key)
             } else {
-                state.domains.persistent[key] = sent.values
+                state.domains.persistent[key] = value
             }
-            state.pending.record(sent.values, forKey: key)
+            state.pending.record(value, forKey: key)
             return (false, isChanged, state.claimWriteSchedule())
         }
         if isManaged {
@@ -281,15 +284,15 @@ public final class FileSuite: DefaultsSuite {
     }
 
     public func register(defaults: [String: Any]) {
-        let sent = PropertyListValues(defaults.compactMapValues(Self.propertyListObject))
+        let values = defaults.compactMapValues(PropertyListValue.from)
         if mirrorsRegistrationToStandardUserDefaults {
-            UserDefaults.standard.register(defaults: sent.values)
+            UserDefaults.standard.register(defaults: values.mapValues(\.object))
         }
-        changes.post(SuiteChange(keys: state.withLock { $0.domains.register(sent.values) }))
+        changes.post(SuiteChange(keys: state.withLock { $0.domains.register(values) }))
     }
 
     public func persistentValues() -> [String: Any] {
-        state.withLock { $0.domains.persistent }
+        state.withLock { $0.domains.persistent }.mapValues(\.object)
     }
 
     /// Writes every pending change to the file and returns when it is durable.
@@ -347,18 +350,6 @@ public final class FileSuite: DefaultsSuite {
             message: "the value for key \"\(key)\" of type \(typeName) is not a property-list object; it was not stored"
         )
     }
-
-    /// The property-list form of `object`, checking the common plain types first so that a write
-    /// of one does not pay for the general conversion.
-    static func propertyListObject(_ object: Any) -> Any? {
-        let type = type(of: object)
-        if type == Int.self || type == String.self || type == Bool.self || type == Double.self
-            || type == Date.self || type == Data.self
-        {
-            return object
-        }
-        return PropertyListObject.normalized(object)
-    }
 }
 
 extension FileSuite.State {
@@ -375,7 +366,7 @@ extension FileSuite.State {
 /// other processes' keys are kept.
 struct PendingChanges {
     enum Change {
-        case set(Any)
+        case set(PropertyListValue)
         case removed
     }
 
@@ -384,7 +375,7 @@ struct PendingChanges {
 
     var isEmpty: Bool { !removesAll && changes.isEmpty }
 
-    mutating func record(_ value: Any?, forKey key: String) {
+    mutating func record(_ value: PropertyListValue?, forKey key: String) {
         changes[key] = value.map(Change.set) ?? .removed
     }
 
@@ -394,7 +385,7 @@ struct PendingChanges {
     }
 
     /// `base` with these changes made.
-    func applied(to base: [String: Any]) -> [String: Any] {
+    func applied(to base: [String: PropertyListValue]) -> [String: PropertyListValue] {
         var result = removesAll ? [:] : base
         for (key, change) in changes {
             switch change {
@@ -414,18 +405,5 @@ struct PendingChanges {
         var result = self
         result.changes.merge(newer.changes) { _, new in new }
         return result
-    }
-}
-
-/// Property-list values handed into the suite's lock.
-///
-/// `@unchecked Sendable`: the values are property-list objects normalized to Swift value types
-/// (`String`, numbers, `Date`, `Data`, arrays and dictionaries of them), so the copy kept under
-/// the lock shares no mutable state with the caller's.
-struct PropertyListValues<Values>: @unchecked Sendable {
-    var values: Values
-
-    init(_ values: Values) {
-        self.values = values
     }
 }
