@@ -1,5 +1,5 @@
 public import Configuration
-public import Defaults
+@_spi(Files) public import Defaults
 import Synchronization
 
 /// A swift-configuration provider that reads the values stored in a suite, so that a
@@ -99,7 +99,7 @@ extension DefaultsProvider: ConfigProvider {
 
 extension DefaultsProvider {
     func currentSnapshot() -> DefaultsSnapshot {
-        var values = suite.persistentValues()
+        var values = suite.persistentStoredValues()
         if let fileSuite = suite as? FileSuite {
             let administrator = fileSuite.administratorValues()
             if !administrator.vendor.isEmpty || !administrator.managed.isEmpty {

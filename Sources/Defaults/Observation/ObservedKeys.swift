@@ -25,7 +25,7 @@ struct ObservedKeys: Sendable {
 
     /// Reads every key's current object from its suite.
     func read() -> ObservedSnapshot {
-        ObservedSnapshot(objects: keys.map { StoredObject(value: $0.suite.propertyListValue(forKey: $0.name)) })
+        ObservedSnapshot(objects: keys.map { StoredObject(value: $0.suite.storedValue(forKey: $0.name)) })
     }
 
     /// What `key` had in `snapshot`.

@@ -48,3 +48,30 @@ extension PropertyListValue {
         }
     }
 }
+
+/// A suite that keeps its values as ``PropertyListValue``s and hands them out without converting.
+protocol PropertyListValueSuite: DefaultsSuite {
+    /// The value a read of `key` returns, as ``DefaultsSuite/object(forKey:)`` resolves it.
+    func propertyListValue(forKey key: String) -> PropertyListValue?
+    /// The persistent values, as ``DefaultsSuite/persistentValues()`` returns them.
+    func persistentPropertyListValues() -> [String: PropertyListValue]
+}
+
+extension DefaultsSuite {
+    /// What a read of `key` returns, as a `Sendable` value: what observation and snapshots keep.
+    /// `nil` as well for an object that is not a property-list value.
+    func storedValue(forKey key: String) -> PropertyListValue? {
+        if let suite = self as? any PropertyListValueSuite {
+            return suite.propertyListValue(forKey: key)
+        }
+        return PropertyListValue.from(object(forKey: key))
+    }
+
+    /// The persistent values as `Sendable` values, without converting where the suite keeps them so.
+    @_spi(Files) public func persistentStoredValues() -> [String: PropertyListValue] {
+        if let suite = self as? any PropertyListValueSuite {
+            return suite.persistentPropertyListValues()
+        }
+        return persistentValues().compactMapValues(PropertyListValue.from)
+    }
+}

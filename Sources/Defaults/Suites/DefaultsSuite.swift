@@ -23,12 +23,6 @@ public protocol DefaultsSuite: AnyObject, Sendable {
     /// registered defaults, in that order; `nil` if no domain has one.
     func object(forKey key: String) -> Any?
 
-    /// The value a read of `key` returns, as ``object(forKey:)`` resolves it, as a `Sendable`
-    /// ``PropertyListValue``: what observation and snapshots keep. A default implementation
-    /// converts ``object(forKey:)``; suites that hold their values as ``PropertyListValue``s
-    /// return them without converting.
-    func propertyListValue(forKey key: String) -> PropertyListValue?
-
     /// Stores `object` as the persistent value of `key`, or removes it when `object` is `nil`.
     ///
     /// Observers of ``changes`` are told about `key` when the value a read returns changed.
@@ -98,11 +92,6 @@ extension DefaultsSuite {
             set(value, forKey: key)
         }
         return result
-    }
-
-    /// ``object(forKey:)`` converted; `nil` as well for an object that is not a property-list value.
-    public func propertyListValue(forKey key: String) -> PropertyListValue? {
-        PropertyListValue.from(object(forKey: key))
     }
 
     /// `nil`: a suite that does not number its states is read every time.

@@ -10,7 +10,7 @@ import Synchronization
 /// let volume = Defaults.Key<Int>("volume", default: 5, suite: suite)
 /// Defaults[volume] = 7
 /// ```
-public final class InMemorySuite: DefaultsSuite {
+public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite {
     public let name: String
     public let changes = SuiteChangeCenter()
     private let domains: Mutex<SuiteDomains>
@@ -30,8 +30,12 @@ public final class InMemorySuite: DefaultsSuite {
         domains.withLock { $0.value(forKey: key) }?.object
     }
 
-    public func propertyListValue(forKey key: String) -> PropertyListValue? {
+    func propertyListValue(forKey key: String) -> PropertyListValue? {
         domains.withLock { $0.value(forKey: key) }
+    }
+
+    func persistentPropertyListValues() -> [String: PropertyListValue] {
+        domains.withLock { $0.persistent }
     }
 
     /// Stores `object`; one that is not a property-list value is not stored, and a warning is logged.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsPropertyList
 @_spi(Files) import Defaults
 import Foundation
 
@@ -24,7 +25,7 @@ struct Import: ParsableCommand {
         } catch {
             throw CommandFailure("Could not read data from \(source)")
         }
-        let values: [String: Any]
+        let values: [String: PropertyListValue]
         switch DomainStore.decodeDictionary(data) {
         case .success(let decoded): values = decoded
         case .failure(let reason):

@@ -49,7 +49,7 @@ import Synchronization
 ///   through; it is reported and left alone. Temporary and lock
 ///   files are created with names no one can guess and `O_EXCL | O_NOFOLLOW`, so links planted in a
 ///   shared directory are never written through.
-public final class FileSuite: DefaultsSuite {
+public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     public let name: String
     /// The property-list file.
     public let fileURL: URL
@@ -224,8 +224,12 @@ public final class FileSuite: DefaultsSuite {
         state.withLock { $0.domains.value(forKey: key) }?.object
     }
 
-    public func propertyListValue(forKey key: String) -> PropertyListValue? {
+    func propertyListValue(forKey key: String) -> PropertyListValue? {
         state.withLock { $0.domains.value(forKey: key) }
+    }
+
+    func persistentPropertyListValues() -> [String: PropertyListValue] {
+        state.withLock { $0.domains.persistent }
     }
 
     public var valueGeneration: UInt64? { generation.value }
