@@ -92,7 +92,8 @@ struct XMLWriter: ~Copyable {
                 out.append("<dict/>\n")
                 return
             }
-            try writeEntries(try PropertyListClassification.stringKeyed(dictionary).sorted { $0.key < $1.key }, indent: indent)
+            try writeEntries(
+                try PropertyListClassification.stringKeyed(dictionary).sorted { $0.key < $1.key }, indent: indent)
         case .null:
             throw PropertyListError(
                 kind: .unsupportedValue, message: "nil has no property-list representation", keyPath: "")

@@ -13,15 +13,6 @@ extension PropertyListValue {
         }
     }
 
-    /// Feeds an object to a hasher, consistently with ``isEqual(_:_:)``.
-    static func hash(_ object: Any, into hasher: inout Hasher) {
-        if let value = try? PropertyListValue(object) {
-            hasher.combine(value)
-        } else {
-            hasher.combine(String(describing: type(of: object)))
-        }
-    }
-
     /// What Foundation hands back (`NSNumber`, `NSString`, `[AnyHashable: Optional<Any>]`, arrays
     /// of optionals) as the library's plain Swift objects; `nil` for anything that is not a
     /// property-list value.

@@ -1,6 +1,6 @@
 import ArgumentParser
-import DefaultsPropertyList
 @_spi(Files) import Defaults
+import DefaultsPropertyList
 import Foundation
 
 /// `defaults import domain path|-`: replaces a domain with a property-list file.
