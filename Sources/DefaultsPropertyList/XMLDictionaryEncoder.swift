@@ -37,10 +37,12 @@ public struct XMLDictionaryEncoder: Sendable {
     /// The XML property list of `dictionary`, encoding again only the entries of `changedKeys`
     /// when they are given, without comparing the other values with the last document's.
     ///
-    /// - Parameter changedKeys: Every key whose value may differ from the one it had in the
-    ///   dictionary of the last call that returned (more keys are harmless, a missing one makes
-    ///   the document wrong); `nil` to compare every value. A caller gives it only when it knows:
-    ///   a suite that made every change since its last successful write itself.
+    /// - Parameters:
+    ///   - dictionary: The values to encode, by key.
+    ///   - changedKeys: Every key whose value may differ from the one it had in the dictionary of
+    ///     the last call that returned (more keys are harmless, a missing one makes the document
+    ///     wrong); `nil` to compare every value. A caller gives it only when it knows: a suite that
+    ///     made every change since its last successful write itself.
     /// - Throws: ``PropertyListError`` for a value nested deeper than
     ///   ``PropertyList/maximumDepth``; the encoder then keeps its last document.
     public mutating func encode(
