@@ -85,6 +85,7 @@ let package = Package(
             name: "DefaultsConfiguration",
             dependencies: [
                 "Defaults",
+                "DefaultsPropertyList",
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
             // As swift-configuration builds: its protocols' async requirements run on the caller's

@@ -43,7 +43,7 @@ struct DomainStore {
 
     /// Every domain with its values, the global domain first when it has any, then by name;
     /// domains that could not be read are returned as failures.
-    func allDomains() -> [(domain: Domain, result: Result<[String: Any], CommandFailure>)] {
+    func allDomains() -> [(domain: Domain, result: Result<[String: PropertyListValue], CommandFailure>)] {
         let domains = [Domain.global] + domainNames().map(Domain.named)
         return domains.compactMap { domain in
             switch readResult(domain) {
@@ -63,8 +63,8 @@ struct DomainStore {
     ///
     /// - Throws: ``CommandFailure`` when the file exists but cannot be read or is not a
     ///   property-list dictionary; the file is left untouched.
-    func read(_ domain: Domain) throws(CommandFailure) -> [String: Any]? {
-        let values: [String: Any]?
+    func read(_ domain: Domain) throws(CommandFailure) -> [String: PropertyListValue]? {
+        let values: [String: PropertyListValue]?
         switch readResult(domain) {
         case .success(let read): values = read
         case .failure(let problem): throw problem.failure
@@ -76,7 +76,7 @@ struct DomainStore {
     }
 
     /// The values of `domain`, failing with macOS's message when it does not exist.
-    func readExisting(_ domain: Domain) throws(CommandFailure) -> [String: Any] {
+    func readExisting(_ domain: Domain) throws(CommandFailure) -> [String: PropertyListValue] {
         guard let values = try read(domain) else { throw .domainDoesNotExist(domain) }
         return values
     }
@@ -105,9 +105,9 @@ struct DomainStore {
 
     /// Reads `domain` through the file layer ``FileSuite`` stands on (the same bounds, retries and
     /// judgement of damage), changing nothing.
-    private func readResult(_ domain: Domain) -> Result<[String: Any]?, ReadProblem> {
+    private func readResult(_ domain: Domain) -> Result<[String: PropertyListValue]?, ReadProblem> {
         let file = SuiteFile(url: domain.fileURL(in: directory))
-        func failure(_ message: String, isDamaged: Bool = false) -> Result<[String: Any]?, ReadProblem> {
+        func failure(_ message: String, isDamaged: Bool = false) -> Result<[String: PropertyListValue]?, ReadProblem> {
             .failure(
                 ReadProblem(
                     failure: CommandFailure("Could not read domain \(domain.displayName): \(message)"),
@@ -115,7 +115,7 @@ struct DomainStore {
         }
         switch file.read() {
         case .values(let values, _):
-            return .success(values.mapValues(PlistValue.normalized))
+            return .success(values)
         case .absent:
             return .success(nil)
         case .notRegularFile(_, let kind):
@@ -130,9 +130,9 @@ struct DomainStore {
 
     /// Decodes a property list given to `import`: a dictionary, as a domain file holds. Unlike a
     /// domain file, empty input is refused, so that an empty pipe does not wipe a domain.
-    static func decodeDictionary(_ data: Data) -> Result<[String: Any], SuiteFile.DecodingProblem> {
+    static func decodeDictionary(_ data: Data) -> Result<[String: PropertyListValue], SuiteFile.DecodingProblem> {
         guard !data.isEmpty else { return .failure(SuiteFile.DecodingProblem(description: "the input is empty")) }
-        return SuiteFile.decode(data).map { $0.mapValues(PlistValue.normalized) }
+        return SuiteFile.decode(data)
     }
 
     // MARK: Changing
@@ -171,7 +171,7 @@ struct DomainStore {
         // meanwhile (another `defaults write d arr -array-add x`) is seen, not overwritten.
         var failure: CommandFailure?
         suite.modifyPersistentValues { values in
-            var changes = DomainEdit(values: values.mapValues(PlistValue.normalized))
+            var changes = DomainEdit(values: values)
             do throws(CommandFailure) {
                 try edit(&changes)
             } catch {
@@ -231,9 +231,9 @@ struct DomainStore {
 /// The changes a command makes to a domain, made on a copy of its values read under the lock.
 struct DomainEdit {
     /// The domain's values, with the changes so far made.
-    private(set) var values: [String: Any]
+    private(set) var values: [String: PropertyListValue]
 
-    mutating func set(_ value: Any, forKey key: String) {
+    mutating func set(_ value: PropertyListValue, forKey key: String) {
         values[key] = value
     }
 
@@ -242,7 +242,7 @@ struct DomainEdit {
     }
 
     /// Replaces every value of the domain with `newValues`.
-    mutating func replaceAll(with newValues: [String: Any]) {
+    mutating func replaceAll(with newValues: [String: PropertyListValue]) {
         values = newValues
     }
 }

@@ -81,10 +81,16 @@ enum Output {
 
     /// `value` as JSON: dictionaries with sorted keys, dates as ISO 8601 strings in UTC, data as
     /// base64 strings, non-finite reals as the strings `nan`, `+infinity`, `-infinity`.
-    static func json(_ value: Any, pretty: Bool = true) -> String {
+    static func json(_ value: PropertyListValue, pretty: Bool = true) -> String {
         var writer = JSONWriter(pretty: pretty)
         writer.write(value, level: 0)
         return writer.text
+    }
+
+    /// A value held as `Any` (a suite's object) as JSON; one with no property-list form as a
+    /// string of its description.
+    static func json(_ object: Any, pretty: Bool = true) -> String {
+        json((try? PropertyListValue(object)) ?? .string("\(object)"), pretty: pretty)
     }
 }
 
@@ -98,12 +104,8 @@ private struct JSONWriter {
         self.pretty = pretty
     }
 
-    mutating func write(_ value: Any, level: Int) {
-        guard let kind = PlistValue(value) else {
-            writeString("\(value)")
-            return
-        }
-        switch kind {
+    mutating func write(_ value: PropertyListValue, level: Int) {
+        switch value {
         case .string(let string):
             writeString(string)
         case .integer(let integer):

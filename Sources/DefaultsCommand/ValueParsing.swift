@@ -4,11 +4,11 @@ import Foundation
 /// What `defaults write domain key …` does to the key.
 enum WriteValue {
     /// Sets the key to the value.
-    case set(Any)
+    case set(PropertyListValue)
     /// `-array-add`: appends the elements to the array stored under the key (or creates it).
-    case arrayAdd([Any])
+    case arrayAdd([PropertyListValue])
     /// `-dict-add`: adds the entries to the dictionary stored under the key (or creates it).
-    case dictionaryAdd([String: Any])
+    case dictionaryAdd([String: PropertyListValue])
 }
 
 /// Reads the values of `defaults write` from its arguments: the type flags (`-string`, `-data`,
@@ -28,11 +28,11 @@ enum ValueParsing {
         let rest = Array(words.dropFirst())
         switch first {
         case "-array":
-            return .set(try elements(rest))
+            return .set(.array(try elements(rest)))
         case "-array-add":
             return .arrayAdd(try elements(rest))
         case "-dict":
-            return .set(try entries(rest))
+            return .set(.dictionary(try entries(rest)))
         case "-dict-add":
             return .dictionaryAdd(try entries(rest))
         default:
@@ -49,8 +49,8 @@ enum ValueParsing {
     }
 
     /// The elements of `-array` and `-array-add`: each a bare value or a typed one (`-int 5`).
-    static func elements(_ words: [String]) throws(CommandFailure) -> [Any] {
-        var result: [Any] = []
+    static func elements(_ words: [String]) throws(CommandFailure) -> [PropertyListValue] {
+        var result: [PropertyListValue] = []
         var index = 0
         while index < words.count {
             result.append(try element(words, at: &index))
@@ -59,8 +59,8 @@ enum ValueParsing {
     }
 
     /// The entries of `-dict` and `-dict-add`: keys, each followed by a bare or typed value.
-    static func entries(_ words: [String]) throws(CommandFailure) -> [String: Any] {
-        var result: [String: Any] = [:]
+    static func entries(_ words: [String]) throws(CommandFailure) -> [String: PropertyListValue] {
+        var result: [String: PropertyListValue] = [:]
         var index = 0
         while index < words.count {
             let key = words[index]
@@ -75,7 +75,7 @@ enum ValueParsing {
     }
 
     /// One value starting at `words[index]`, typed by a flag or bare; moves `index` past it.
-    static func element(_ words: [String], at index: inout Int) throws(CommandFailure) -> Any {
+    static func element(_ words: [String], at index: inout Int) throws(CommandFailure) -> PropertyListValue {
         let word = words[index]
         index += 1
         guard scalarFlags.contains(word) else {
@@ -137,36 +137,36 @@ enum ValueParsing {
     }
 
     /// The value of a type flag: `-int 5`, `-bool yes`, `-data 0a1b`, …
-    static func typedValue(flag: String, _ text: String) throws(CommandFailure) -> Any {
+    static func typedValue(flag: String, _ text: String) throws(CommandFailure) -> PropertyListValue {
         switch flag {
         case "-string":
-            return text
+            return .string(text)
         case "-int", "-integer":
             let trimmed = text.trimmingCharacters(in: .whitespaces)
-            if let integer = Int(trimmed) { return integer }
-            if let integer = UInt64(trimmed) { return integer }
+            if let integer = Int(trimmed) { return .integer(integer) }
+            if let integer = UInt64(trimmed) { return .unsignedInteger(integer) }
             throw mismatch(text, flag: flag, "an integer, such as 42 or -7")
         case "-float":
             guard let real = Double(text.trimmingCharacters(in: .whitespaces)) else {
                 throw mismatch(text, flag: flag, "a number, such as 1.5 or -2e3")
             }
-            return real
+            return .real(real)
         case "-bool", "-boolean":
             switch text.lowercased() {
-            case "yes", "true", "1": return true
-            case "no", "false", "0": return false
+            case "yes", "true", "1": return .boolean(true)
+            case "no", "false", "0": return .boolean(false)
             default: throw mismatch(text, flag: flag, "yes, no, true, false, 1 or 0")
             }
         case "-date":
             guard let date = date(text) else {
                 throw mismatch(text, flag: flag, "a date such as \"2024-05-06 07:08:09 +0000\" or 2024-05-06T07:08:09Z")
             }
-            return date
+            return .date(date)
         case "-data":
             guard let data = hexData(text) else {
                 throw mismatch(text, flag: flag, "hexadecimal bytes, such as 0a1bff")
             }
-            return data
+            return .data(data)
         default:
             throw CommandFailure("Unknown type flag \(flag)")
         }
@@ -180,27 +180,27 @@ enum ValueParsing {
     /// word, which is a string) or an XML fragment (`<integer>5</integer>`). Text that is not
     /// property-list syntax and does not start like a structure is taken as a string, as macOS
     /// takes `defaults write domain key 'hello world'`.
-    static func bareValue(_ text: String) throws(CommandFailure) -> Any {
+    static func bareValue(_ text: String) throws(CommandFailure) -> PropertyListValue {
         do {
-            return try PropertyList.parseText(text)
+            return try PropertyList.parseTextValue(text)
         } catch {
             let start = text.drop { $0.isWhitespace }.first
             if let start, "{(<\"".contains(start) {
                 throw CommandFailure.couldNotParse(text)
             }
-            return text
+            return .string(text)
         }
     }
 
     /// A whole domain in property-list syntax: `defaults write domain '{ key = value; }'`.
-    static func domainValues(_ text: String) throws(CommandFailure) -> [String: Any] {
-        let value: Any
+    static func domainValues(_ text: String) throws(CommandFailure) -> [String: PropertyListValue] {
+        let value: PropertyListValue
         do {
-            value = try PropertyList.parseText(text)
+            value = try PropertyList.parseTextValue(text)
         } catch {
             throw CommandFailure.couldNotParse(text)
         }
-        guard let values = PlistValue.dictionary(value) else {
+        guard case .dictionary(let values) = value else {
             throw CommandFailure("Rep argument is not a dictionary\nDefaults have not been changed.")
         }
         return values

@@ -99,7 +99,7 @@ extension DefaultsProvider: ConfigProvider {
 
 extension DefaultsProvider {
     func currentSnapshot() -> DefaultsSnapshot {
-        var values = suite.persistentValues()
+        var values = suite.persistentStoredValues()
         if let fileSuite = suite as? FileSuite {
             let administrator = fileSuite.administratorValues()
             if !administrator.vendor.isEmpty || !administrator.managed.isEmpty {

@@ -1,4 +1,5 @@
 public import Configuration
+import DefaultsPropertyList
 import Foundation
 
 /// The values of a suite at one moment, as a swift-configuration snapshot.
@@ -17,11 +18,9 @@ import Foundation
 /// Anything else, dates among them, throws ``DefaultsProviderError/valueNotConvertible(key:type:)``.
 /// A key with no value, or whose value is a dictionary, is not found (`nil`), as in a file
 /// provider, where a dictionary only holds other keys.
-public struct DefaultsSnapshot: ConfigSnapshot, @unchecked Sendable {
-    // `@unchecked Sendable`: `values` holds only property-list objects, immutable values.
-
+public struct DefaultsSnapshot: ConfigSnapshot, Sendable {
     /// The suite's persistent values when the snapshot was taken.
-    let values: [String: Any]
+    let values: [String: PropertyListValue]
 
     public let providerName: String
 
@@ -36,7 +35,10 @@ public struct DefaultsSnapshot: ConfigSnapshot, @unchecked Sendable {
 
     func lookup(_ key: AbsoluteConfigKey, type: ConfigType) throws(DefaultsProviderError) -> LookupResult {
         let encodedKey = key.components.joined(separator: ".")
-        guard let stored = object(at: key.components) ?? values[encodedKey], !(stored is [String: Any]) else {
+        guard let stored = value(at: key.components) ?? values[encodedKey] else {
+            return LookupResult(encodedKey: encodedKey, value: nil)
+        }
+        if case .dictionary = stored {
             return LookupResult(encodedKey: encodedKey, value: nil)
         }
         guard let content = Self.content(of: stored, as: type) else {
@@ -47,34 +49,36 @@ public struct DefaultsSnapshot: ConfigSnapshot, @unchecked Sendable {
     }
 
     /// The value at the end of a path through nested dictionaries.
-    private func object(at path: [String]) -> Any? {
+    private func value(at path: [String]) -> PropertyListValue? {
         guard let first = path.first else { return nil }
-        var object: Any? = values[first]
+        var value = values[first]
         for component in path.dropFirst() {
-            object = (object as? [String: Any])?[component]
+            value = value?[component]
         }
-        return object
+        return value
     }
 
     // MARK: Conversions
 
-    static func content(of object: Any, as type: ConfigType) -> ConfigContent? {
+    static func content(of value: PropertyListValue, as type: ConfigType) -> ConfigContent? {
         switch type {
-        case .string: (object as? String).map(ConfigContent.string)
-        case .int: int(object).map(ConfigContent.int)
-        case .double: double(object).map(ConfigContent.double)
-        case .bool: bool(object).map(ConfigContent.bool)
-        case .bytes: (object as? Data).map { .bytes([UInt8]($0)) }
-        case .stringArray: array(object) { $0 as? String }.map(ConfigContent.stringArray)
-        case .intArray: array(object, int).map(ConfigContent.intArray)
-        case .doubleArray: array(object, double).map(ConfigContent.doubleArray)
-        case .boolArray: array(object, bool).map(ConfigContent.boolArray)
-        case .byteChunkArray: array(object) { ($0 as? Data).map { [UInt8]($0) } }.map(ConfigContent.byteChunkArray)
+        case .string: string(value).map(ConfigContent.string)
+        case .int: int(value).map(ConfigContent.int)
+        case .double: double(value).map(ConfigContent.double)
+        case .bool: bool(value).map(ConfigContent.bool)
+        case .bytes: bytes(value).map(ConfigContent.bytes)
+        case .stringArray: array(value, string).map(ConfigContent.stringArray)
+        case .intArray: array(value, int).map(ConfigContent.intArray)
+        case .doubleArray: array(value, double).map(ConfigContent.doubleArray)
+        case .boolArray: array(value, bool).map(ConfigContent.boolArray)
+        case .byteChunkArray: array(value, bytes).map(ConfigContent.byteChunkArray)
         }
     }
 
-    private static func array<Element>(_ object: Any, _ element: (Any) -> Element?) -> [Element]? {
-        guard let array = object as? [Any] else { return nil }
+    private static func array<Element>(
+        _ value: PropertyListValue, _ element: (PropertyListValue) -> Element?
+    ) -> [Element]? {
+        guard case .array(let array) = value else { return nil }
         var elements: [Element] = []
         elements.reserveCapacity(array.count)
         for item in array {
@@ -84,34 +88,42 @@ public struct DefaultsSnapshot: ConfigSnapshot, @unchecked Sendable {
         return elements
     }
 
-    // Booleans are matched first: where Foundation bridges numbers, `1` and `true` can cast to
-    // each other, and a Boolean must convert as a Boolean.
-    private static func int(_ object: Any) -> Int? {
-        switch object {
-        case let value as Bool: value ? 1 : 0
-        case let value as Int: value
-        case let value as UInt64: Int(exactly: value)
-        case let value as Double: Int(exactly: value)
+    private static func string(_ value: PropertyListValue) -> String? {
+        guard case .string(let string) = value else { return nil }
+        return string
+    }
+
+    private static func bytes(_ value: PropertyListValue) -> [UInt8]? {
+        guard case .data(let data) = value else { return nil }
+        return [UInt8](data)
+    }
+
+    private static func int(_ value: PropertyListValue) -> Int? {
+        switch value {
+        case .boolean(let value): value ? 1 : 0
+        case .integer(let value): value
+        case .unsignedInteger(let value): Int(exactly: value)
+        case .real(let value): Int(exactly: value)
         default: nil
         }
     }
 
-    private static func double(_ object: Any) -> Double? {
-        switch object {
-        case let value as Bool: value ? 1 : 0
-        case let value as Int: Double(exactly: value)
-        case let value as UInt64: Double(exactly: value)
-        case let value as Double: value
+    private static func double(_ value: PropertyListValue) -> Double? {
+        switch value {
+        case .boolean(let value): value ? 1 : 0
+        case .integer(let value): Double(exactly: value)
+        case .unsignedInteger(let value): Double(exactly: value)
+        case .real(let value): value
         default: nil
         }
     }
 
-    private static func bool(_ object: Any) -> Bool? {
-        switch object {
-        case let value as Bool: value
-        case let value as Int: value != 0
-        case let value as UInt64: value != 0
-        case let value as Double: value != 0
+    private static func bool(_ value: PropertyListValue) -> Bool? {
+        switch value {
+        case .boolean(let value): value
+        case .integer(let value): value != 0
+        case .unsignedInteger(let value): value != 0
+        case .real(let value): value != 0
         default: nil
         }
     }

@@ -25,7 +25,7 @@ struct BinaryReader {
     private static let valueCost = 16
     /// Long strings and data already decoded, by object index, so that a
     /// hostile file referencing one huge string many times costs one copy.
-    private var sharedScalars: [Int: Any] = [:]
+    private var sharedScalars: [Int: PropertyListValue] = [:]
     private static let sharedScalarMinimumLength = 64
 
     private static let magic: [UInt8] = Array("bplist00".utf8)
@@ -35,7 +35,7 @@ struct BinaryReader {
         bytes.count >= 8 && magic.indices.allSatisfy { bytes[$0] == magic[$0] }
     }
 
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> Any {
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> PropertyListValue {
         guard isBinary(bytes) else {
             throw PropertyListError(
                 kind: .syntax, message: "not a binary property list (no bplist00 header)", offset: 0)
@@ -96,7 +96,7 @@ struct BinaryReader {
 
     // MARK: - Objects
 
-    private mutating func object(_ index: Int) throws(PropertyListError) -> Any {
+    private mutating func object(_ index: Int) throws(PropertyListError) -> PropertyListValue {
         try charge(BinaryReader.valueCost)
         let entry = offsetTableStart + index * offsetSize
         let offset64 = BinaryReader.bigEndian(bytes, at: entry, size: offsetSize)
@@ -110,8 +110,8 @@ struct BinaryReader {
         switch marker >> 4 {
         case 0x0:
             switch marker {
-            case 0x08: return false
-            case 0x09: return true
+            case 0x08: return .boolean(false)
+            case 0x09: return .boolean(true)
             case 0x00: throw corrupt("a null object has no property-list representation", offset)
             case 0x0F: throw corrupt("a fill byte is not a value", offset)
             default: throw corrupt("unknown object marker 0x\(String(marker, radix: 16))", offset)
@@ -123,13 +123,15 @@ struct BinaryReader {
             let size = 1 << low
             try require(offset + 1, size, offset)
             let raw = BinaryReader.bigEndian(bytes, at: offset + 1, size: size)
-            return low == 2 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: raw))) : Double(bitPattern: raw)
+            return .real(
+                low == 2 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: raw))) : Double(bitPattern: raw))
         case 0x3:
             guard marker == 0x33 else { throw corrupt("unknown object marker 0x\(String(marker, radix: 16))", offset) }
             try require(offset + 1, 8, offset)
-            return Date(
-                timeIntervalSinceReferenceDate: Double(
-                    bitPattern: BinaryReader.bigEndian(bytes, at: offset + 1, size: 8)))
+            return .date(
+                Date(
+                    timeIntervalSinceReferenceDate: Double(
+                        bitPattern: BinaryReader.bigEndian(bytes, at: offset + 1, size: 8))))
         case 0x4, 0x5, 0x6:
             let (count, start) = try lengthAndStart(offset, low)
             let byteCount = marker >> 4 == 0x6 ? count * 2 : count
@@ -147,10 +149,10 @@ struct BinaryReader {
             return value
         case 0xA:
             let (count, start) = try lengthAndStart(offset, low)
-            return try array(objectIndex: index, offset: offset, count: count, start: start)
+            return .array(try array(objectIndex: index, offset: offset, count: count, start: start))
         case 0xD:
             let (count, start) = try lengthAndStart(offset, low)
-            return try dictionary(objectIndex: index, offset: offset, count: count, start: start)
+            return .dictionary(try dictionary(objectIndex: index, offset: offset, count: count, start: start))
         case 0x8:
             throw corrupt("a UID (keyed-archiver reference) has no property-list representation", offset)
         case 0xC:
@@ -161,14 +163,14 @@ struct BinaryReader {
     }
 
     private mutating func array(objectIndex: Int, offset: Int, count: Int, start: Int) throws(PropertyListError)
-        -> [Any]
+        -> [PropertyListValue]
     {
         guard count <= (objectsEnd - start) / referenceSize else {
             throw corrupt("an array's references run past the object area", offset)
         }
         try enter(objectIndex, offset)
         defer { leave(objectIndex) }
-        var array: [Any] = []
+        var array: [PropertyListValue] = []
         array.reserveCapacity(count)
         for position in 0..<count {
             array.append(try object(try reference(at: start + position * referenceSize, offset)))
@@ -178,18 +180,18 @@ struct BinaryReader {
 
     private mutating func dictionary(
         objectIndex: Int, offset: Int, count: Int, start: Int
-    ) throws(PropertyListError) -> [String: Any] {
+    ) throws(PropertyListError) -> [String: PropertyListValue] {
         guard count <= (objectsEnd - start) / referenceSize / 2 else {
             throw corrupt("a dictionary's references run past the object area", offset)
         }
         try enter(objectIndex, offset)
         defer { leave(objectIndex) }
-        var dictionary: [String: Any] = [:]
+        var dictionary: [String: PropertyListValue] = [:]
         dictionary.reserveCapacity(count)
         let valuesStart = start + count * referenceSize
         for position in 0..<count {
             let keyReference = try reference(at: start + position * referenceSize, offset)
-            guard let key = try object(keyReference) as? String else {
+            guard case .string(let key) = try object(keyReference) else {
                 throw corrupt("a dictionary key is not a string", offset)
             }
             dictionary[key] = try object(try reference(at: valuesStart + position * referenceSize, offset))
@@ -234,7 +236,9 @@ struct BinaryReader {
 
     // MARK: - Scalars
 
-    private func integer(at start: Int, sizeLog2: Int, markerOffset: Int) throws(PropertyListError) -> Any {
+    private func integer(at start: Int, sizeLog2: Int, markerOffset: Int) throws(PropertyListError)
+        -> PropertyListValue
+    {
         guard sizeLog2 <= 4 else { throw corrupt("an integer of \(1 << sizeLog2) bytes", markerOffset) }
         let size = 1 << sizeLog2
         try require(start, size, markerOffset)
@@ -243,15 +247,15 @@ struct BinaryReader {
             // Written for values above Int64.max (high word 0) and, by some writers, for negatives (high word all ones).
             let high = BinaryReader.bigEndian(bytes, at: start, size: 8)
             let low = BinaryReader.bigEndian(bytes, at: start + 8, size: 8)
-            if high == 0 { return low <= UInt64(Int.max) ? Int(low) : low }
-            if high == UInt64.max, low > UInt64(Int.max) { return Int(bitPattern: UInt(low)) }
+            if high == 0 { return low <= UInt64(Int.max) ? .integer(Int(low)) : .unsignedInteger(low) }
+            if high == UInt64.max, low > UInt64(Int.max) { return .integer(Int(bitPattern: UInt(low))) }
             throw PropertyListError(
                 kind: .outOfRange, message: "a 128-bit integer does not fit in 64 bits", offset: markerOffset)
         case 8:
-            return Int(bitPattern: UInt(BinaryReader.bigEndian(bytes, at: start, size: 8)))
+            return .integer(Int(bitPattern: UInt(BinaryReader.bigEndian(bytes, at: start, size: 8))))
         default:
             // 1, 2 and 4-byte integers are unsigned.
-            return Int(BinaryReader.bigEndian(bytes, at: start, size: size))
+            return .integer(Int(BinaryReader.bigEndian(bytes, at: start, size: size)))
         }
     }
 
@@ -284,16 +288,18 @@ struct BinaryReader {
     /// Data (0x4), an ASCII string (0x5, read as UTF-8 to be lenient) or a UTF-16BE string (0x6),
     /// already bounds-checked. Text that is not valid UTF-8 or UTF-16 is refused rather than repaired,
     /// so that a rewrite never replaces the original bytes with U+FFFD.
-    private func scalar(_ marker: UInt8, _ start: Int, _ count: Int, _ offset: Int) throws(PropertyListError) -> Any {
+    private func scalar(_ marker: UInt8, _ start: Int, _ count: Int, _ offset: Int) throws(PropertyListError)
+        -> PropertyListValue
+    {
         switch marker >> 4 {
         case 0x4:
-            return Data(UnsafeBufferPointer(rebasing: bytes[start..<(start + count)]))
+            return .data(Data(UnsafeBufferPointer(rebasing: bytes[start..<(start + count)])))
         case 0x5:
             let text = UnsafeBufferPointer(rebasing: bytes[start..<(start + count)])
             guard let string = String(validating: text, as: UTF8.self) else {
                 throw corrupt("a string is not valid UTF-8", offset)
             }
-            return string
+            return .string(string)
         default:
             var units = [UInt16](repeating: 0, count: count)
             for index in 0..<count {
@@ -302,7 +308,7 @@ struct BinaryReader {
             guard let string = String(validating: units, as: UTF16.self) else {
                 throw corrupt("a string is not valid UTF-16", offset)
             }
-            return string
+            return .string(string)
         }
     }
 

@@ -1,7 +1,7 @@
 /// Reading and writing the text forms of numbers and dates in property lists.
 enum NumberText {
     enum IntegerResult {
-        case value(Any)
+        case value(PropertyListValue)
         case invalid
         case overflow
     }
@@ -66,12 +66,12 @@ enum NumberText {
             index += 1
         }
         if negative {
-            if magnitude <= UInt64(Int.max) { return .value(-Int(magnitude)) }
-            if magnitude == UInt64(Int.max) + 1 { return .value(Int.min) }
+            if magnitude <= UInt64(Int.max) { return .value(.integer(-Int(magnitude))) }
+            if magnitude == UInt64(Int.max) + 1 { return .value(.integer(Int.min)) }
             return .overflow
         }
-        if magnitude <= UInt64(Int.max) { return .value(Int(magnitude)) }
-        return .value(magnitude)
+        if magnitude <= UInt64(Int.max) { return .value(.integer(Int(magnitude))) }
+        return .value(.unsignedInteger(magnitude))
     }
 
     /// Parses a `<real>`: decimal notation, or the words CoreFoundation reads

@@ -11,7 +11,7 @@ struct OpenStepWriter: ~Copyable {
 
     static func describe(_ value: Any) -> String {
         var writer = OpenStepWriter()
-        switch PropertyListValue.classify(value) {
+        switch PropertyListClassification.classify(value) {
         case .string(let string):
             // `defaults read domain key` prints a top-level scalar as its plain description.
             writer.out.append(string)
@@ -28,7 +28,7 @@ struct OpenStepWriter: ~Copyable {
     }
 
     private mutating func write(_ value: Any, level: Int) {
-        switch PropertyListValue.classify(value) {
+        switch PropertyListClassification.classify(value) {
         case .string(let string):
             appendQuotedIfNeeded(string)
         case .int(let int):

@@ -2,12 +2,12 @@ import Foundation
 
 /// A fast, dependency-free reader and writer of property lists.
 ///
-/// Values use Foundation's model, held as `Any`: `String`, `Int`, `UInt64`
-/// (only for integers above `Int.max`), `Double`, `Bool`, `Date`, `Data`,
-/// `[Any]` and `[String: Any]`. Readers produce exactly these types; writers
-/// also accept what Foundation hands out (`NSNumber`, `NSString`, `NSArray`,
-/// `NSDictionary`, `[AnyHashable: Any]`, `Optional` wrappers) and the other
-/// fixed-width integers and `Float`.
+/// Values are ``PropertyListValue``s, or use Foundation's model, held as `Any`: `String`, `Int`,
+/// `UInt64` (only for integers above `Int.max`), `Double`, `Bool`, `Date`, `Data`, `[Any]` and
+/// `[String: Any]`. Readers produce exactly these types; writers also accept a
+/// ``PropertyListValue``, what Foundation hands out (`NSNumber`, `NSString`, `NSArray`,
+/// `NSDictionary`, `[AnyHashable: Any]`, `Optional` wrappers) and the other fixed-width integers
+/// and `Float`.
 ///
 /// ```swift
 /// let data = try PropertyList.encodeXML(["volume": 0.5, "names": ["a", "b"]])
@@ -45,10 +45,20 @@ public enum PropertyList {
     /// - Throws: ``PropertyListError`` with the byte offset (and line, for text)
     ///   of the problem. Malformed or hostile input never crashes or hangs.
     public static func decode(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
-        try withBytes(data) { (bytes) throws(PropertyListError) -> Any in
+        try decodeValue(data).object
+    }
+
+    /// Detects the format and decodes, as ``decode(_:)`` does, into a ``PropertyListValue``: the
+    /// readers build it directly, so this is the cheaper of the two.
+    ///
+    /// - Throws: ``PropertyListError`` with the byte offset (and line, for text) of the problem.
+    public static func decodeValue(_ data: some ContiguousBytes) throws(PropertyListError) -> PropertyListValue {
+        try withBytes(data) { (bytes) throws(PropertyListError) -> PropertyListValue in
             if BinaryReader.isBinary(bytes) { return try BinaryReader.decode(bytes) }
             if let utf8 = try transcodedUTF16(bytes) {
-                return try withBytes(utf8) { (bytes) throws(PropertyListError) -> Any in try decodeText(bytes) }
+                return try withBytes(utf8) { (bytes) throws(PropertyListError) -> PropertyListValue in
+                    try decodeText(bytes)
+                }
             }
             return try decodeText(bytes)
         }
@@ -58,7 +68,7 @@ public enum PropertyList {
     public static func decodeXML(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
         try withBytes(data) { (bytes) throws(PropertyListError) -> Any in
             try validateUTF8(bytes)
-            return try XMLReader.decode(bytes)
+            return try XMLReader.decode(bytes).object
         }
     }
 
@@ -68,7 +78,7 @@ public enum PropertyList {
     /// reference graphs whose decoded size (values, and the bytes of strings and data counted at
     /// every reference) is far beyond the file's, so that a small file cannot expand to gigabytes.
     public static func decodeBinary(_ data: some ContiguousBytes) throws(PropertyListError) -> Any {
-        try withBytes(data) { (bytes) throws(PropertyListError) -> Any in try BinaryReader.decode(bytes) }
+        try withBytes(data) { (bytes) throws(PropertyListError) -> Any in try BinaryReader.decode(bytes).object }
     }
 
     /// Encodes `value` as an XML property list, in exactly the layout Foundation
@@ -110,8 +120,16 @@ public enum PropertyList {
     /// An XML fragment such as `<integer>5</integer>`, `<array>...</array>` or
     /// `<dict>...</dict>` (or a whole XML document) is decoded as XML.
     public static func parseText(_ text: String) throws(PropertyListError) -> Any {
+        try parseTextValue(text).object
+    }
+
+    /// Parses old-style text (or an XML fragment) as ``parseText(_:)`` does, into a
+    /// ``PropertyListValue``.
+    public static func parseTextValue(_ text: String) throws(PropertyListError) -> PropertyListValue {
         var text = text
-        let result = text.withUTF8 { bytes in Result { () throws(PropertyListError) -> Any in try decodeText(bytes) } }
+        let result = text.withUTF8 { bytes in
+            Result { () throws(PropertyListError) -> PropertyListValue in try decodeText(bytes) }
+        }
         return try result.get()
     }
 
@@ -123,7 +141,7 @@ public enum PropertyList {
     /// - Throws: ``PropertyListError`` of kind `unsupportedValue` for anything
     ///   that cannot be stored in a property list.
     public static func normalize(_ value: Any) throws(PropertyListError) -> Any {
-        try ValueNormalizer.normalize(value, depth: 0)
+        try PropertyListValue(value).object
     }
 
     /// Whether two values are equal as property-list values (`NaN` equals
@@ -131,7 +149,7 @@ public enum PropertyList {
     ///
     /// Values that are not property-list values compare unequal.
     public static func isEqual(_ lhs: Any, _ rhs: Any) -> Bool {
-        ValueNormalizer.isEqual(lhs, rhs, depth: 0)
+        PropertyListClassification.isEqual(lhs, rhs, depth: 0)
     }
 
     // MARK: - Helpers
@@ -144,7 +162,7 @@ public enum PropertyList {
         return TextReader.startsWithXML(bytes) ? .xml : .openStep
     }
 
-    private static func decodeText(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> Any {
+    private static func decodeText(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> PropertyListValue {
         try validateUTF8(bytes)
         return TextReader.startsWithXML(bytes) ? try XMLReader.decode(bytes) : try TextReader.decode(bytes)
     }

@@ -18,7 +18,7 @@ struct TextReader {
         self.end = count
     }
 
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> Any {
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> PropertyListValue {
         guard let base = bytes.baseAddress, !bytes.isEmpty else {
             throw PropertyListError(kind: .truncated, message: "the input is empty", offset: 0, line: 1)
         }
@@ -41,15 +41,15 @@ struct TextReader {
         if end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { pos = 3 }
     }
 
-    private mutating func parseDocument() throws(PropertyListError) -> Any {
+    private mutating func parseDocument() throws(PropertyListError) -> PropertyListValue {
         skipBOM()
         skipSpaceAndComments()
         guard pos < end else { throw error(.truncated, "the input holds no value") }
         let first = try parseValue()
         skipSpaceAndComments()
-        if pos < end, base[pos] == UInt8(ascii: "="), let key = first as? String {
+        if pos < end, base[pos] == UInt8(ascii: "="), case .string(let key) = first {
             // A top level of `key = value;` pairs without braces (the .strings layout).
-            return try parseEntries(firstKey: key, closing: nil, openedAt: 0)
+            return .dictionary(try parseEntries(firstKey: key, closing: nil, openedAt: 0))
         }
         guard pos == end else { throw error(.syntax, "unexpected \(describeHere()) after the value") }
         return first
@@ -69,7 +69,7 @@ struct TextReader {
 
     // MARK: - Values
 
-    private mutating func parseValue() throws(PropertyListError) -> Any {
+    private mutating func parseValue() throws(PropertyListError) -> PropertyListValue {
         guard pos < end else { throw error(.truncated, "the input ends where a value is expected") }
         switch base[pos] {
         case UInt8(ascii: "{"):
@@ -77,15 +77,15 @@ struct TextReader {
             pos += 1
             try enter(start)
             defer { depth -= 1 }
-            return try parseEntries(firstKey: nil, closing: UInt8(ascii: "}"), openedAt: start)
+            return .dictionary(try parseEntries(firstKey: nil, closing: UInt8(ascii: "}"), openedAt: start))
         case UInt8(ascii: "("):
-            return try parseArray()
+            return .array(try parseArray())
         case UInt8(ascii: "<"):
-            return try parseData()
+            return .data(try parseData())
         case UInt8(ascii: "\""), UInt8(ascii: "'"):
-            return try parseQuoted()
+            return .string(try parseQuoted())
         case let byte where TextReader.isUnquoted(byte):
-            return parseUnquoted()
+            return .string(parseUnquoted())
         default:
             throw error(.syntax, "unexpected \(describeHere()) where a value is expected")
         }
@@ -98,12 +98,12 @@ struct TextReader {
         }
     }
 
-    private mutating func parseArray() throws(PropertyListError) -> [Any] {
+    private mutating func parseArray() throws(PropertyListError) -> [PropertyListValue] {
         let start = pos
         pos += 1
         try enter(start)
         defer { depth -= 1 }
-        var array: [Any] = []
+        var array: [PropertyListValue] = []
         while true {
             skipSpaceAndComments()
             guard pos < end else { throw error(.truncated, "the input ends inside an array", at: start) }
@@ -125,9 +125,9 @@ struct TextReader {
     /// Parses `key = value;` pairs up to `closing` (or the end of input when `closing` is nil).
     private mutating func parseEntries(firstKey: String?, closing: UInt8?, openedAt start: Int)
         throws(PropertyListError)
-        -> [String: Any]
+        -> [String: PropertyListValue]
     {
-        var dictionary: [String: Any] = [:]
+        var dictionary: [String: PropertyListValue] = [:]
         var pendingKey = firstKey
         while true {
             let key: String
@@ -154,7 +154,7 @@ struct TextReader {
             if base[pos] == UInt8(ascii: ";") {
                 // `key;` is the strings-file shorthand for `key = key;`.
                 pos += 1
-                dictionary[key] = key
+                dictionary[key] = .string(key)
                 continue
             }
             guard base[pos] == UInt8(ascii: "=") else {

@@ -9,18 +9,16 @@ import Foundation
 ///
 /// ```swift
 /// var encoder = XMLDictionaryEncoder()
-/// let first = try encoder.encode(["a": 1, "b": "two"])
-/// let second = try encoder.encode(["a": 1, "b": "three"])   // only "b" is encoded again
+/// let first = try encoder.encode(["a": .integer(1), "b": .string("two")])
+/// let second = try encoder.encode(["a": .integer(1), "b": .string("three")])   // only "b" is encoded again
 /// ```
 ///
 /// It keeps the last document and, per key, the value it was encoded from and where its entry
 /// ends: about the file's size again, plus 40 bytes a key.
-public struct XMLDictionaryEncoder: @unchecked Sendable {
-    // `@unchecked Sendable`: the kept values are property-list objects, immutable values.
-
+public struct XMLDictionaryEncoder: Sendable {
     /// The keys of the last document, sorted, with each value and the end of its entry in `document`.
     private var keys: [String] = []
-    private var values: [Any] = []
+    private var values: [PropertyListValue] = []
     private var entryEnds: [Int] = []
     private var document = Data()
     /// Where the first entry starts in `document`.
@@ -30,23 +28,25 @@ public struct XMLDictionaryEncoder: @unchecked Sendable {
 
     /// The XML property list of `dictionary`, as ``PropertyList/encodeXML(_:)`` writes it.
     ///
-    /// - Throws: ``PropertyListError`` for a value with no property-list form; the encoder then
-    ///   keeps its last document.
-    public mutating func encode(_ dictionary: [String: Any]) throws(PropertyListError) -> Data {
+    /// - Throws: ``PropertyListError`` for a value nested deeper than
+    ///   ``PropertyList/maximumDepth``; the encoder then keeps its last document.
+    public mutating func encode(_ dictionary: [String: PropertyListValue]) throws(PropertyListError) -> Data {
         try encode(dictionary, changedKeys: nil)
     }
 
     /// The XML property list of `dictionary`, encoding again only the entries of `changedKeys`
     /// when they are given, without comparing the other values with the last document's.
     ///
-    /// - Parameter changedKeys: Every key whose value may differ from the one it had in the
-    ///   dictionary of the last call that returned (more keys are harmless, a missing one makes
-    ///   the document wrong); `nil` to compare every value. A caller gives it only when it knows:
-    ///   a suite that made every change since its last successful write itself.
-    /// - Throws: ``PropertyListError`` for a value with no property-list form; the encoder then
-    ///   keeps its last document.
+    /// - Parameters:
+    ///   - dictionary: The values to encode, by key.
+    ///   - changedKeys: Every key whose value may differ from the one it had in the dictionary of
+    ///     the last call that returned (more keys are harmless, a missing one makes the document
+    ///     wrong); `nil` to compare every value. A caller gives it only when it knows: a suite that
+    ///     made every change since its last successful write itself.
+    /// - Throws: ``PropertyListError`` for a value nested deeper than
+    ///   ``PropertyList/maximumDepth``; the encoder then keeps its last document.
     public mutating func encode(
-        _ dictionary: [String: Any], changedKeys: Set<String>?
+        _ dictionary: [String: PropertyListValue], changedKeys: Set<String>?
     ) throws(PropertyListError) -> Data {
         guard dictionary.count == keys.count else { return try encodeAll(dictionary) }
         if let changedKeys, let data = try encodeChanged(dictionary, changedKeys: changedKeys) {
@@ -62,10 +62,10 @@ public struct XMLDictionaryEncoder: @unchecked Sendable {
     /// not in both `dictionary` and the last document (a key was added or removed), for the other
     /// paths to do.
     private mutating func encodeChanged(
-        _ dictionary: [String: Any], changedKeys: Set<String>
+        _ dictionary: [String: PropertyListValue], changedKeys: Set<String>
     ) throws(PropertyListError) -> Data? {
         guard !keys.isEmpty else { return nil }
-        var changed: [(index: Int, value: Any)] = []
+        var changed: [(index: Int, value: PropertyListValue)] = []
         changed.reserveCapacity(changedKeys.count)
         for key in changedKeys {
             guard let index = index(of: key), let value = dictionary[key] else { return nil }
@@ -129,11 +129,11 @@ public struct XMLDictionaryEncoder: @unchecked Sendable {
     }
 
     /// Encodes every entry, and keeps what the next call needs.
-    private mutating func encodeAll(_ dictionary: [String: Any]) throws(PropertyListError) -> Data {
+    private mutating func encodeAll(_ dictionary: [String: PropertyListValue]) throws(PropertyListError) -> Data {
         let sortedKeys = dictionary.keys.sorted()
         var writer = XMLWriter(capacity: max(document.count + 1024, 16 * 1024))
         writer.out.append(XMLWriter.header)
-        var newValues: [Any] = []
+        var newValues: [PropertyListValue] = []
         var newEnds: [Int] = []
         newValues.reserveCapacity(sortedKeys.count)
         newEnds.reserveCapacity(sortedKeys.count)
@@ -164,7 +164,7 @@ public struct XMLDictionaryEncoder: @unchecked Sendable {
 
     /// Encodes `dictionary` by copying the entries whose value is unchanged; `nil` when its keys
     /// are not the last document's (a key was added or removed), for ``encodeAll(_:)`` to do.
-    private mutating func encodeReusing(_ dictionary: [String: Any]) throws(PropertyListError) -> Data? {
+    private mutating func encodeReusing(_ dictionary: [String: PropertyListValue]) throws(PropertyListError) -> Data? {
         guard !keys.isEmpty, dictionary.count == keys.count else { return nil }
         var writer = XMLWriter(capacity: document.count + 1024)
         var newValues = values
@@ -217,39 +217,17 @@ public struct XMLDictionaryEncoder: @unchecked Sendable {
 
     /// Whether two values have the same XML: equal and of the same kind, and for reals and
     /// dates the same bits (`0.0` and `-0.0` are equal but are written differently).
-    static func encodesIdentically(_ lhs: Any, _ rhs: Any) -> Bool {
-        // The common scalars first, with one cast each: classifying tries one cast after another.
-        let type = Swift.type(of: lhs)
-        guard type == Swift.type(of: rhs) else { return slowlyEncodesIdentically(lhs, rhs) }
-        if type == Int.self, let a = lhs as? Int, let b = rhs as? Int { return a == b }
-        if type == String.self, let a = lhs as? String, let b = rhs as? String { return a == b }
-        if type == Double.self, let a = lhs as? Double, let b = rhs as? Double { return a.bitPattern == b.bitPattern }
-        if type == Bool.self, let a = lhs as? Bool, let b = rhs as? Bool { return a == b }
-        if type == Date.self, let a = lhs as? Date, let b = rhs as? Date {
-            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
-        }
-        if type == [Any].self, let a = lhs as? [Any], let b = rhs as? [Any] {
-            return a.count == b.count && zip(a, b).allSatisfy { encodesIdentically($0, $1) }
-        }
-        return slowlyEncodesIdentically(lhs, rhs)
-    }
-
-    private static func slowlyEncodesIdentically(_ lhs: Any, _ rhs: Any) -> Bool {
-        switch (PropertyListValue.classify(lhs), PropertyListValue.classify(rhs)) {
-        case (.string(let a), .string(let b)): a == b
-        case (.int(let a), .int(let b)): a == b
-        case (.uint(let a), .uint(let b)): a == b
-        case (.bool(let a), .bool(let b)): a == b
-        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+    static func encodesIdentically(_ lhs: PropertyListValue, _ rhs: PropertyListValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.real(let a), .real(let b)): a.bitPattern == b.bitPattern
         case (.date(let a), .date(let b)):
             a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
-        case (.data(let a), .data(let b)): a == b
         case (.array(let a), .array(let b)):
             a.count == b.count && zip(a, b).allSatisfy { encodesIdentically($0, $1) }
         case (.dictionary(let a), .dictionary(let b)):
             a.count == b.count
                 && a.allSatisfy { key, value in b[key].map { encodesIdentically(value, $0) } ?? false }
-        default: false
+        default: lhs == rhs
         }
     }
 }

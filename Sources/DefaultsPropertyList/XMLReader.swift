@@ -13,7 +13,7 @@ struct XMLReader {
     /// Reused for strings that need entity decoding, so that only those pay for a buffer.
     private var scratch: [UInt8] = []
     /// The elements of the arrays being read, innermost last (see ``parseArray(_:)``).
-    private var elements: [Any] = []
+    private var elements: [PropertyListValue] = []
 
     private enum Tag {
         case plist, dict, array, key, string, integer, real, `true`, `false`, date, data, other
@@ -34,7 +34,7 @@ struct XMLReader {
     }
 
     /// Decodes a whole XML document, or a bare value element such as `<integer>5</integer>`.
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> Any {
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws(PropertyListError) -> PropertyListValue {
         guard let base = bytes.baseAddress, !bytes.isEmpty else {
             throw PropertyListError(kind: .truncated, message: "the input is empty", offset: 0, line: 1)
         }
@@ -44,7 +44,7 @@ struct XMLReader {
 
     // MARK: - Document
 
-    private mutating func parseDocument() throws(PropertyListError) -> Any {
+    private mutating func parseDocument() throws(PropertyListError) -> PropertyListValue {
         // UTF-8 byte order mark.
         if end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { pos = 3 }
         try skipMisc(allowDoctype: true)
@@ -52,7 +52,7 @@ struct XMLReader {
         guard base[pos] == UInt8(ascii: "<") else { throw error(.syntax, "expected '<' at the start of the document") }
         if pos + 1 < end, base[pos + 1] == UInt8(ascii: "/") { throw error(.syntax, "unexpected closing tag") }
         let root = try readOpenTag()
-        let value: Any
+        let value: PropertyListValue
         if root.tag == .plist {
             guard !root.isEmpty else { throw error(.syntax, "<plist> holds no value", at: root.offset) }
             try skipMisc()
@@ -74,10 +74,10 @@ struct XMLReader {
 
     // MARK: - Values
 
-    private mutating func parseValue(_ open: OpenTag) throws(PropertyListError) -> Any {
+    private mutating func parseValue(_ open: OpenTag) throws(PropertyListError) -> PropertyListValue {
         switch open.tag {
         case .string:
-            return open.isEmpty ? "" : try readString(closing: "string")
+            return .string(open.isEmpty ? "" : try readString(closing: "string"))
         case .integer:
             let text = try requiredContent(open, "integer")
             switch NumberText.parseInteger(text) {
@@ -91,30 +91,30 @@ struct XMLReader {
             guard let value = NumberText.parseReal(text) else {
                 throw error(.syntax, "invalid <real> \(quoted(text))", at: open.offset)
             }
-            return value
+            return .real(value)
         case .true:
             if !open.isEmpty { try expectEmptyContent("true") }
-            return true
+            return .boolean(true)
         case .false:
             if !open.isEmpty { try expectEmptyContent("false") }
-            return false
+            return .boolean(false)
         case .date:
             let text = try requiredContent(open, "date")
             guard let interval = NumberText.parseISODate(text) else {
                 throw error(.syntax, "invalid <date> \(quoted(text)); expected yyyy-MM-ddTHH:mm:ssZ", at: open.offset)
             }
-            return Date(timeIntervalSinceReferenceDate: interval)
+            return .date(Date(timeIntervalSinceReferenceDate: interval))
         case .data:
-            if open.isEmpty { return Data() }
+            if open.isEmpty { return .data(Data()) }
             let text = try readContent(closing: "data")
             guard let data = Base64.decode(text) else {
                 throw error(.syntax, "invalid base64 in <data>", at: open.offset)
             }
-            return data
+            return .data(data)
         case .array:
-            return open.isEmpty ? [Any]() : try parseArray(open)
+            return .array(open.isEmpty ? [] : try parseArray(open))
         case .dict:
-            return open.isEmpty ? [String: Any]() : try parseDictionary(open)
+            return .dictionary(open.isEmpty ? [:] : try parseDictionary(open))
         case .key:
             throw error(.syntax, "<key> outside a <dict>", at: open.offset)
         case .plist:
@@ -134,7 +134,7 @@ struct XMLReader {
         }
     }
 
-    private mutating func parseArray(_ open: OpenTag) throws(PropertyListError) -> [Any] {
+    private mutating func parseArray(_ open: OpenTag) throws(PropertyListError) -> [PropertyListValue] {
         try enterContainer(open)
         defer { depth -= 1 }
         // The elements go on `elements` (shared by the arrays being read, nested ones above their
@@ -154,10 +154,10 @@ struct XMLReader {
         }
     }
 
-    private mutating func parseDictionary(_ open: OpenTag) throws(PropertyListError) -> [String: Any] {
+    private mutating func parseDictionary(_ open: OpenTag) throws(PropertyListError) -> [String: PropertyListValue] {
         try enterContainer(open)
         defer { depth -= 1 }
-        var dictionary: [String: Any] = [:]
+        var dictionary: [String: PropertyListValue] = [:]
         // The outermost dictionary (a suite's whole file) is made at its final size: growing it
         // from empty rehashes every key at each doubling and leaves the smaller tables freed but
         // resident. Nested ones are small, and counting them too would scan the bytes again per level.

@@ -34,12 +34,12 @@ struct XMLWriter: ~Copyable {
         do {
             try write(value, indent: indent)
         } catch {
-            throw error.prependingKeyPath(PropertyListValue.keyComponent(key))
+            throw error.prependingKeyPath(PropertyListClassification.keyComponent(key))
         }
     }
 
     private mutating func write(_ value: Any, indent: Int) throws(PropertyListError) {
-        switch PropertyListValue.classify(value) {
+        switch PropertyListClassification.classify(value) {
         case .string(let string):
             tabs(indent)
             out.append("<string>")
@@ -92,13 +92,14 @@ struct XMLWriter: ~Copyable {
                 out.append("<dict/>\n")
                 return
             }
-            try writeEntries(try PropertyListValue.stringKeyed(dictionary).sorted { $0.key < $1.key }, indent: indent)
+            try writeEntries(
+                try PropertyListClassification.stringKeyed(dictionary).sorted { $0.key < $1.key }, indent: indent)
         case .null:
             throw PropertyListError(
                 kind: .unsupportedValue, message: "nil has no property-list representation", keyPath: "")
         case .unsupported(let type):
             throw PropertyListError(
-                kind: .unsupportedValue, message: PropertyListValue.unsupportedMessage(type), keyPath: "")
+                kind: .unsupportedValue, message: PropertyListClassification.unsupportedMessage(type), keyPath: "")
         }
     }
 

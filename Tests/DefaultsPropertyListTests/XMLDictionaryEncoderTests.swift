@@ -10,7 +10,7 @@ struct XMLDictionaryEncoderTests {
         _ encoder: inout XMLDictionaryEncoder, _ dictionary: [String: Any],
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let incremental = try encoder.encode(dictionary)
+        let incremental = try encoder.encode(dictionary.mapValues { try PropertyListValue($0) })
         let full = try PropertyList.encodeXML(dictionary)
         #expect(
             String(decoding: incremental, as: UTF8.self) == String(decoding: full, as: UTF8.self),
@@ -74,13 +74,14 @@ struct XMLDictionaryEncoderTests {
         }
     }
 
-    /// A value with no property-list form is refused, and the encoder goes on correctly after.
-    @Test func anUnsupportedValueThrowsAndTheNextEncodingIsRight() throws {
+    /// A value nested deeper than the readers accept is refused, and the encoder goes on
+    /// correctly after.
+    @Test func aTooDeepValueThrowsAndTheNextEncodingIsRight() throws {
         var encoder = XMLDictionaryEncoder()
         var values: [String: Any] = ["a": 1, "b": 2]
         try expectSameAsFullEncoding(&encoder, values)
         #expect(throws: PropertyListError.self) {
-            try encoder.encode(["a": 1, "b": URL(fileURLWithPath: "/")])
+            try encoder.encode(["a": .integer(1), "b": tooDeep])
         }
         values["b"] = 3
         try expectSameAsFullEncoding(&encoder, values)
@@ -91,7 +92,8 @@ struct XMLDictionaryEncoderTests {
         _ encoder: inout XMLDictionaryEncoder, _ dictionary: [String: Any], changedKeys: Set<String>,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let incremental = try encoder.encode(dictionary, changedKeys: changedKeys)
+        let incremental = try encoder.encode(
+            dictionary.mapValues { try PropertyListValue($0) }, changedKeys: changedKeys)
         let full = try PropertyList.encodeXML(dictionary)
         #expect(
             String(decoding: incremental, as: UTF8.self) == String(decoding: full, as: UTF8.self),
@@ -147,19 +149,24 @@ struct XMLDictionaryEncoderTests {
         try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["b"])
     }
 
-    /// A value with no property-list form among the changed keys is refused and leaves the
+    /// A value nested too deeply among the changed keys is refused and leaves the
     /// encoder as it was: the next encoding, with the keys changed since the last one that
     /// returned, is right.
-    @Test func anUnsupportedChangedValueThrowsAndTheNextEncodingIsRight() throws {
+    @Test func aTooDeepChangedValueThrowsAndTheNextEncodingIsRight() throws {
         var encoder = XMLDictionaryEncoder()
         var values: [String: Any] = ["a": 1, "b": 2, "c": 3]
         try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: [])
         #expect(throws: PropertyListError.self) {
-            try encoder.encode(["a": 10, "b": URL(fileURLWithPath: "/"), "c": 3], changedKeys: ["a", "b"])
+            try encoder.encode(["a": .integer(10), "b": tooDeep, "c": .integer(3)], changedKeys: ["a", "b"])
         }
         values["c"] = 30
         try expectHintedSameAsFullEncoding(&encoder, values, changedKeys: ["c"])
     }
+}
+
+/// Arrays nested one level deeper than ``PropertyList/maximumDepth``: a value no writer writes.
+private let tooDeep: PropertyListValue = (0...PropertyList.maximumDepth).reduce(.integer(0)) { inner, _ in
+    .array([inner])
 }
 
 /// A small deterministic generator, so that a failure can be replayed.

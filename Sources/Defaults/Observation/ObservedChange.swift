@@ -1,17 +1,16 @@
-/// A stored property-list object as an observation passes it from the thread that made a change to
-/// the code that turns it into a typed value.
-///
-/// `@unchecked Sendable`: the object is a value a suite returned from `object(forKey:)`. Suites
-/// already hand the same objects to readers on any thread (they are property-list values: strings,
-/// numbers, dates, data, and arrays and dictionaries of them, which nobody mutates in place).
-/// Observation only compares and decodes them, so passing them on adds no sharing that reading the
-/// suite does not already have. Typed values, which need not be `Sendable`, are decoded from these
-/// objects where they are used and never cross threads themselves.
-struct StoredObject: @unchecked Sendable {
-    let object: Any?
+import DefaultsPropertyList
+
+/// A stored value as an observation passes it from the thread that made a change to the code that
+/// turns it into a typed value. Typed values, which need not be `Sendable`, are decoded from it
+/// where they are used and never cross threads themselves.
+struct StoredObject: Sendable {
+    let value: PropertyListValue?
+
+    /// The object bridges decode, as ``DefaultsSuite/object(forKey:)`` returns it.
+    var object: Any? { value?.object }
 
     func isSameValue(as other: StoredObject) -> Bool {
-        PropertyListObject.isEqual(object, other.object)
+        value == other.value
     }
 }
 

@@ -26,14 +26,19 @@ struct ObservedKeys: Sendable {
 
     /// Reads every key's current object from its suite.
     func read() -> ObservedValues {
-        ObservedValues(objects: keys.map { StoredObject(object: $0.suite.object(forKey: $0.name)) })
+        ObservedValues(objects: keys.map { StoredObject(value: $0.suite.storedValue(forKey: $0.name)) })
     }
 
-    /// The object `key` had in `values`.
-    func object(of key: Defaults.Keys, in values: ObservedValues) -> Any? {
+    /// What `key` had in `values`.
+    func stored(_ key: Defaults.Keys, in values: ObservedValues) -> StoredObject {
         let identity = Identity(suite: ObjectIdentifier(key.suite), name: key.name)
-        guard let index = indexes[identity], index < values.objects.count else { return nil }
-        return values.objects[index].object
+        guard let index = indexes[identity], index < values.objects.count else { return StoredObject(value: nil) }
+        return values.objects[index]
+    }
+
+    /// The object `key` had in `values`, for its bridge to decode.
+    func object(of key: Defaults.Keys, in values: ObservedValues) -> Any? {
+        stored(key, in: values).object
     }
 
     /// The keys grouped by suite, to register one observer with each suite's change center.

@@ -1,3 +1,5 @@
+import DefaultsPropertyList
+
 extension Defaults {
     /// A type-erased stored value, for when one key holds values of several types:
     ///
@@ -12,19 +14,22 @@ extension Defaults {
     ///
     /// It holds the value in its stored (property-list) form and decodes it on each ``get()``, so
     /// prefer typed keys where the type is known.
-    public struct AnySerializable: Serializable, Hashable, @unchecked Sendable {
-        // `@unchecked`: `object` only ever holds immutable property-list values.
-        var object: Any?
+    public struct AnySerializable: Serializable, Hashable, Sendable {
+        /// The stored form; `nil` for a value whose bridge gives nothing to store.
+        var value: PropertyListValue?
+
+        /// The stored form as the bridges take it.
+        var object: Any? { value?.object }
 
         public static var bridge: AnySerializableBridge { .init() }
 
         /// Wraps a value of any serializable type.
         public init<Value: Serializable>(_ value: Value) {
-            object = Value.bridge.serialize(value)
+            self.value = PropertyListValue.from(Value.bridge.serialize(value))
         }
 
         init(object: Any?) {
-            self.object = object
+            value = PropertyListValue.from(object)
         }
 
         /// The value as a `Value`, or `nil` if it is not one.
@@ -39,15 +44,15 @@ extension Defaults {
 
         /// Replaces the value.
         public mutating func set<Value: Serializable>(_ newValue: Value) {
-            object = Value.bridge.serialize(newValue)
+            value = PropertyListValue.from(Value.bridge.serialize(newValue))
         }
 
         public static func == (lhs: Self, rhs: Self) -> Bool {
-            PropertyListObject.isEqual(lhs.object, rhs.object)
+            lhs.value == rhs.value
         }
 
         public func hash(into hasher: inout Hasher) {
-            if let object { PropertyListObject.hash(object, into: &hasher) }
+            if let value { hasher.combine(value) }
         }
     }
 

@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Synchronization
 
 /// Remembers the last decoded value of an expensive type (`Codable`, property-list `Codable`)
@@ -5,10 +6,10 @@ import Synchronization
 /// decode it again.
 @usableFromInline
 final class DecodeCache<Value: Defaults.Serializable>: Sendable {
-    // `@unchecked Sendable`: `object` is an immutable property-list value and `value` a value
-    // type (classes are never cached), each read getting its own copy.
+    // `@unchecked Sendable`: `value`, a decoded `Value`, need not be `Sendable`; it is a value
+    // type (classes are never cached), and each read gets its own copy.
     private struct Entry: @unchecked Sendable {
-        let object: Any
+        let object: PropertyListValue
         let value: Value
     }
 
@@ -24,11 +25,14 @@ final class DecodeCache<Value: Defaults.Serializable>: Sendable {
 
     @usableFromInline
     func value(for object: Any, decode: () -> Value?) -> Value? {
-        if let cached = entry.withLock({ $0 }), PropertyListObject.isEqual(cached.object, object) {
+        let stored = try? PropertyListValue(object)
+        if let stored, let cached = entry.withLock({ $0 }), cached.object == stored {
             return cached.value
         }
         guard let value = decode() else { return nil }
-        entry.withLock { $0 = Entry(object: object, value: value) }
+        if let stored {
+            entry.withLock { $0 = Entry(object: stored, value: value) }
+        }
         return value
     }
 }

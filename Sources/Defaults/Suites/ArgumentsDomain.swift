@@ -14,11 +14,9 @@ enum ArgumentsDomain {
     /// platforms, for `UserDefaults`) keeps it as this exact string.
     static let absentMarker = "<swift-defaults:absent/>"
 
-    /// What the arguments domain holds for a key given ``absentMarker``.
-    struct Absent: Sendable {}
-
-    static func parse(_ arguments: some Collection<String>) -> [String: Any] {
-        var values: [String: Any] = [:]
+    /// The values by key; `nil` for a key given ``absentMarker``.
+    static func parse(_ arguments: some Collection<String>) -> [String: PropertyListValue?] {
+        var values: [String: PropertyListValue?] = [:]
         var index = arguments.startIndex
         while index != arguments.endIndex {
             let argument = arguments[index]
@@ -30,9 +28,9 @@ enum ArgumentsDomain {
             let text = arguments[next]
             let key = String(argument.dropFirst())
             if text == absentMarker {
-                values[key] = Absent()
+                values[key] = .some(nil)
             } else {
-                values[key] = (try? PropertyList.parseText(text)) ?? text
+                values[key] = (try? PropertyList.parseTextValue(text)) ?? .string(text)
             }
             index = arguments.index(after: next)
         }

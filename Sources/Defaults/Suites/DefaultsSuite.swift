@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 
 /// A place that holds property-list values by key and tells you when they change.
@@ -87,7 +88,7 @@ extension DefaultsSuite {
         let old = object(forKey: key)
         var value = old
         let result = try body(&value)
-        if !PropertyListObject.isEqual(old, value) {
+        if !PropertyListValue.isEqual(old, value) {
             set(value, forKey: key)
         }
         return result
@@ -108,7 +109,7 @@ extension DefaultsSuite {
                 set(change.object, forKey: change.key)
             }
         }
-        let changed = old.keys.filter { key in !PropertyListObject.isEqual(old[key] ?? nil, object(forKey: key)) }
+        let changed = old.keys.filter { key in !PropertyListValue.isEqual(old[key] ?? nil, object(forKey: key)) }
         self.changes.post(SuiteChange(keys: Set(changed)))
     }
 

@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 import Synchronization
 
@@ -9,7 +10,7 @@ import Synchronization
 /// let volume = Defaults.Key<Int>("volume", default: 5, suite: suite)
 /// Defaults[volume] = 7
 /// ```
-public final class InMemorySuite: DefaultsSuite {
+public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite {
     public let name: String
     public let changes = SuiteChangeCenter()
     private let domains: Mutex<SuiteDomains>
@@ -20,24 +21,49 @@ public final class InMemorySuite: DefaultsSuite {
     public init(name: String = "in-memory-\(UUID().uuidString)", values: [String: Any] = [:], arguments: [String] = [])
     {
         self.name = name
-        let values = values.compactMapValues(PropertyListObject.normalized)
+        let values = values.compactMapValues(PropertyListValue.from)
         domains = Mutex(
             SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: values, generation: generation))
     }
 
     public func object(forKey key: String) -> Any? {
-        domains.withLock { $0.object(forKey: key) }
+        domains.withLock { $0.value(forKey: key) }?.object
     }
 
+    func propertyListValue(forKey key: String) -> PropertyListValue? {
+        domains.withLock { $0.value(forKey: key) }
+    }
+
+    func persistentPropertyListValues() -> [String: PropertyListValue] {
+        domains.withLock { $0.persistent }
+    }
+
+    /// Stores `object`; one that is not a property-list value is not stored, and a warning is logged.
     public func set(_ object: Any?, forKey key: String) {
-        if domains.withLock({ $0.setPersistent(object, forKey: key) }) {
+        guard let value = storable(object, forKey: key) else { return }
+        if domains.withLock({ $0.setPersistent(value, forKey: key) }) {
             changes.post(SuiteChange(keys: [key]))
         }
     }
 
     /// Applies every change under one lock and posts one change event.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
-        self.changes.post(SuiteChange(keys: domains.withLock { $0.setPersistent(changes) }))
+        let values = changes.compactMap { change in
+            storable(change.object, forKey: change.key).map { (key: change.key, value: $0) }
+        }
+        self.changes.post(SuiteChange(keys: domains.withLock { $0.setPersistent(values) }))
+    }
+
+    /// `.some(nil)` to remove, `.some(value)` to store, `nil` for an object that cannot be stored.
+    private func storable(_ object: Any?, forKey key: String) -> PropertyListValue?? {
+        guard let object else { return .some(nil) }
+        do {
+            return .some(try PropertyListValue(object))
+        } catch {
+            Defaults.logger.warning(
+                "The value for key \"\(key)\" in suite \"\(name)\" was not stored: \(error)")
+            return nil
+        }
     }
 
     public func removeAll() {
@@ -45,11 +71,12 @@ public final class InMemorySuite: DefaultsSuite {
     }
 
     public func register(defaults: [String: Any]) {
-        changes.post(SuiteChange(keys: domains.withLock { $0.register(defaults) }))
+        let values = defaults.compactMapValues(PropertyListValue.from)
+        changes.post(SuiteChange(keys: domains.withLock { $0.register(values) }))
     }
 
     public func persistentValues() -> [String: Any] {
-        domains.withLock { $0.persistent }
+        domains.withLock { $0.persistent }.mapValues(\.object)
     }
 
     public var valueGeneration: UInt64? { generation.value }

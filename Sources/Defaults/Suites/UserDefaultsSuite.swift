@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 import Synchronization
 
@@ -65,7 +66,7 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
         if let string = object as? String, string == ArgumentsDomain.absentMarker, isAbsentInArguments(key) {
             return registeredObject(forKey: key)
         }
-        return PropertyListObject.normalized(object)
+        return PropertyListValue.normalized(object)
     }
 
     /// Whether the launch arguments set `key` to ``ArgumentsDomain/absentMarker`` (rather than a
@@ -77,7 +78,7 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
 
     private func registeredObject(forKey key: String) -> Any? {
         userDefaults.volatileDomain(forName: UserDefaults.registrationDomain)[key].flatMap(
-            PropertyListObject.normalized)
+            PropertyListValue.normalized)
     }
 
     public func set(_ object: Any?, forKey key: String) {
@@ -88,7 +89,7 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
             userDefaults.removeObject(forKey: key)
         }
         writes.writeLater(self)
-        if !PropertyListObject.isEqual(old, self.object(forKey: key)) {
+        if !PropertyListValue.isEqual(old, self.object(forKey: key)) {
             changes.post(SuiteChange(keys: [key]))
         }
     }
@@ -101,7 +102,7 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
         }
         writes.writeLater(self)
         changes.post(
-            SuiteChange(keys: Set(keys.filter { !PropertyListObject.isEqual(old[$0] ?? nil, object(forKey: $0)) })))
+            SuiteChange(keys: Set(keys.filter { !PropertyListValue.isEqual(old[$0] ?? nil, object(forKey: $0)) })))
     }
 
     /// Registers with Foundation, whose registration domain is shared by every `UserDefaults`
@@ -123,7 +124,7 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
                 .reduce(into: Set<String>()) { $0.formUnion($1.keys) }
             values = userDefaults.dictionaryRepresentation().filter { !volatile.contains($0.key) }
         }
-        return values.compactMapValues(PropertyListObject.normalized)
+        return values.compactMapValues(PropertyListValue.normalized)
     }
 
     public func flush() throws {

@@ -190,7 +190,7 @@ final class SyncEngine: @unchecked Sendable {
     ) -> Bool {
         let data: Data?
         do {
-            data = try SyncValue.encode(suite.persistentValues()[name], key: name)
+            data = try SyncValue.encode(suite.persistentStoredValues()[name]?.object, key: name)
         } catch {
             report(problem: "\(error)")
             return false
@@ -383,13 +383,13 @@ final class SyncEngine: @unchecked Sendable {
             guard state.isConnected else { return [] }
             var byName: [String: SyncRecord] = [:]
             for watch in state.watches.values {
-                let persistent = watch.suite.persistentValues()
+                let persistent = watch.suite.persistentStoredValues()
                 for name in watch.names {
                     guard let entry = watch.journal.entry(forKey: name), entry.isPending else { continue }
                     // `nil` data is a removal; a value that grew too large since is left out.
                     let data: Data?
                     do {
-                        data = try SyncValue.encode(persistent[name], key: name)
+                        data = try SyncValue.encode(persistent[name]?.object, key: name)
                     } catch {
                         continue
                     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsPropertyList
 
 /// `defaults domains`: the names of every domain, comma-separated as macOS prints them.
 struct Domains: ParsableCommand {
@@ -13,6 +14,6 @@ struct Domains: ParsableCommand {
 
     func run() throws {
         let names = DomainStore().domainNames()
-        Output.print(json ? Output.json(names) : names.joined(separator: ", "))
+        Output.print(json ? Output.json(.array(names.map(PropertyListValue.string))) : names.joined(separator: ", "))
     }
 }

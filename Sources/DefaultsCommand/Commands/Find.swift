@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsPropertyList
 import Foundation
 
 /// `defaults find word`: every key whose name or value holds the word, in every domain.
@@ -19,7 +20,7 @@ struct Find: ParsableCommand {
     var word: String
 
     func run() throws {
-        var found: [(domain: String, values: [String: Any])] = []
+        var found: [(domain: String, values: [String: PropertyListValue])] = []
         var failures: [CommandFailure] = []
         for (domain, result) in DomainStore().allDomains() {
             switch result {
@@ -34,7 +35,11 @@ struct Find: ParsableCommand {
         }
         if json {
             Output.print(
-                Output.json(Dictionary(found.map { ($0.domain, $0.values) }, uniquingKeysWith: { first, _ in first })))
+                Output.json(
+                    .dictionary(
+                        Dictionary(
+                            found.map { ($0.domain, PropertyListValue.dictionary($0.values)) },
+                            uniquingKeysWith: { first, _ in first }))))
         } else if found.isEmpty {
             Output.print("No domain, key, nor value containing '\(word)'")
         } else {
@@ -52,7 +57,9 @@ struct Find: ParsableCommand {
 
     /// The entries of `values` that match: all of them when the domain's name contains `word`,
     /// else those whose key, or whose value as `read` prints it, contains it (ignoring case).
-    static func matches(in values: [String: Any], domain: String, word: String) -> [String: Any] {
+    static func matches(
+        in values: [String: PropertyListValue], domain: String, word: String
+    ) -> [String: PropertyListValue] {
         func contains(_ text: String) -> Bool {
             text.range(of: word, options: [.caseInsensitive]) != nil
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 @_spi(Files) import Defaults
+import DefaultsPropertyList
 import Foundation
 
 /// `defaults import domain path|-`: replaces a domain with a property-list file.
@@ -24,7 +25,7 @@ struct Import: ParsableCommand {
         } catch {
             throw CommandFailure("Could not read data from \(source)")
         }
-        let values: [String: Any]
+        let values: [String: PropertyListValue]
         switch DomainStore.decodeDictionary(data) {
         case .success(let decoded): values = decoded
         case .failure(let reason):

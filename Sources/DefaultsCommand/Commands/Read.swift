@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsPropertyList
 
 /// `defaults read [domain [key]]`: a key's value, a domain, or every domain, as old-style text.
 struct Read: ParsableCommand {
@@ -39,22 +40,22 @@ struct Read: ParsableCommand {
             Output.print(json ? Output.json(value) : Output.text(value))
         } else {
             let values = try store.readExisting(domain)
-            Output.print(json ? Output.json(values) : Output.text(values))
+            Output.print(json ? Output.json(.dictionary(values)) : Output.text(values))
         }
     }
 
     /// Every domain as one dictionary keyed by domain name, as macOS prints `defaults read`.
     /// Domains that cannot be read are reported on standard error, and the command then fails.
     private func readAll(_ store: DomainStore) throws {
-        var everything: [String: Any] = [:]
+        var everything: [String: PropertyListValue] = [:]
         var failures: [CommandFailure] = []
         for (domain, result) in store.allDomains() {
             switch result {
-            case .success(let values): everything[domain.displayName] = values
+            case .success(let values): everything[domain.displayName] = .dictionary(values)
             case .failure(let failure): failures.append(failure)
             }
         }
-        Output.print(json ? Output.json(everything) : Output.text(everything))
+        Output.print(json ? Output.json(.dictionary(everything)) : Output.text(everything))
         if let last = failures.popLast() {
             for failure in failures {
                 Output.printError(failure.message)

@@ -22,9 +22,9 @@ struct ReadType: ParsableCommand {
             from: arguments,
             usage: "defaults read-type <domain> <key>"
         )
-        guard let value = try DomainStore().read(domain)?[key], let kind = PlistValue(value) else {
+        guard let value = try DomainStore().read(domain)?[key] else {
             throw CommandFailure.pairDoesNotExist(domain, key: key)
         }
-        Output.print("Type is \(kind.typeName)")
+        Output.print("Type is \(value.typeName)")
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsPropertyList
 
 /// `defaults write domain key value` and `defaults write domain '{ … }'`.
 struct Write: ParsableCommand {
@@ -56,24 +57,24 @@ struct Write: ParsableCommand {
                 edit.set(value, forKey: key)
             case .arrayAdd(let elements):
                 guard let existing = edit.values[key] else {
-                    edit.set(elements, forKey: key)
+                    edit.set(.array(elements), forKey: key)
                     return
                 }
-                guard let array = PlistValue.array(existing) else {
+                guard case .array(let array) = existing else {
                     throw CommandFailure(
                         "Value for key \(key) is not an array; cannot append.  Leaving defaults unchanged.")
                 }
-                edit.set(array + elements, forKey: key)
+                edit.set(.array(array + elements), forKey: key)
             case .dictionaryAdd(let entries):
                 guard let existing = edit.values[key] else {
-                    edit.set(entries, forKey: key)
+                    edit.set(.dictionary(entries), forKey: key)
                     return
                 }
-                guard let dictionary = PlistValue.dictionary(existing) else {
+                guard case .dictionary(let dictionary) = existing else {
                     throw CommandFailure(
                         "Value for key \(key) is not a dictionary; cannot add.  Leaving defaults unchanged.")
                 }
-                edit.set(dictionary.merging(entries) { _, new in new }, forKey: key)
+                edit.set(.dictionary(dictionary.merging(entries) { _, new in new }), forKey: key)
             }
         }
     }

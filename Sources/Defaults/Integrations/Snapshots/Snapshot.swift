@@ -1,3 +1,5 @@
+import DefaultsPropertyList
+
 extension Defaults {
     /// The values of a schema's keys at one moment: immutable, `Sendable` and `Equatable`, so it
     /// can live in value-type app state and be compared to skip work when nothing changed.
@@ -60,11 +62,7 @@ extension Defaults {
         public func hash(into hasher: inout Hasher) {
             hasher.combine(layout.keys)
             for stored in objects {
-                if let object = stored.object {
-                    PropertyListObject.hash(object, into: &hasher)
-                } else {
-                    hasher.combine(0 as UInt8)
-                }
+                hasher.combine(stored.value)
             }
         }
     }

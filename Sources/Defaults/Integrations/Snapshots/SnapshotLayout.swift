@@ -33,7 +33,7 @@ final class SnapshotLayout<Schema: Defaults.SnapshotSchema>: Sendable {
 
     /// What the keys read now.
     func read() -> [StoredObject] {
-        keys.map { StoredObject(object: $0.suite.object(forKey: $0.name)) }
+        keys.map { StoredObject(value: $0.suite.storedValue(forKey: $0.name)) }
     }
 
     /// The schema's key at `keyPath`, with its position; reports a key that is not in the schema.

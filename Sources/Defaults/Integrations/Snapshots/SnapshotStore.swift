@@ -126,7 +126,7 @@ struct SnapshotReader<Schema: Defaults.SnapshotSchema>: Sendable {
     func snapshot(_ change: ObservedChange) -> Defaults.Snapshot<Schema> {
         Defaults.Snapshot(
             layout: layout,
-            objects: layout.keys.map { StoredObject(object: observed.object(of: $0, in: change.new)) }
+            objects: layout.keys.map { observed.stored($0, in: change.new) }
         )
     }
 }

@@ -71,7 +71,9 @@ extension FileSuite {
     /// The values of the administrator's files as they are now: the vendor defaults and the
     /// enforced (managed) values, each merged over the directories, the first listed winning.
     /// (For `DefaultsProvider`, whose snapshot holds every value a read of the suite can see.)
-    @_spi(Files) public func administratorValues() -> (vendor: [String: Any], managed: [String: Any]) {
+    @_spi(Files) public func administratorValues() -> (
+        vendor: [String: PropertyListValue], managed: [String: PropertyListValue]
+    ) {
         state.withLock { ($0.domains.vendor, $0.domains.managed) }
     }
 
@@ -130,9 +132,8 @@ extension FileSuite {
 /// values (`<dir>/managed/<suite>.plist`) in each directory, the first directory winning.
 final class AdministratorLayers: Sendable {
     /// One kind of layer merged over the directories, and the file each key came from.
-    struct Layer: @unchecked Sendable {
-        // `@unchecked`: `values` holds only property-list objects, immutable values.
-        var values: [String: Any] = [:]
+    struct Layer: Sendable {
+        var values: [String: PropertyListValue] = [:]
         var files: [String: URL] = [:]
     }
 
@@ -218,7 +219,7 @@ final class AdministratorLayers: Sendable {
 
     enum ReadOutcome {
         case absent
-        case values([String: Any])
+        case values([String: PropertyListValue])
         case problem(String)
     }
 
@@ -253,7 +254,7 @@ final class AdministratorLayers: Sendable {
         guard data.count <= sizeLimit else { return .problem("it is larger than \(sizeLimit) bytes") }
         guard !data.isEmpty else { return .values([:]) }
         do {
-            guard let values = try PropertyList.decode(data) as? [String: Any] else {
+            guard case .dictionary(let values) = try PropertyList.decodeValue(data) else {
                 return .problem("it is not a property-list dictionary")
             }
             return .values(values)

@@ -1,3 +1,5 @@
+import DefaultsPropertyList
+
 extension FileSuite {
     /// Reads the value of `key`, lets `body` change it, and writes the result, holding the
     /// suite's cross-process lock from the read to the write, so that no other process (nor
@@ -50,14 +52,13 @@ extension FileSuite {
     /// a write or posting a change; returns whether the value a read returns changed, or `nil`
     /// when `value` is not a property-list object.
     private func record(_ value: Any?, forKey key: String) -> Bool? {
-        let normalized = value.flatMap(Self.propertyListObject)
-        if value != nil, normalized == nil {
+        let converted = PropertyListValue.from(value)
+        if value != nil, converted == nil {
             return nil
         }
-        let sent = PropertyListValues(normalized)
         return state.withLock { state in
-            state.pending.record(sent.values, forKey: key)
-            return state.domains.setPersistent(sent.values, forKey: key)
+            state.pending.record(converted, forKey: key)
+            return state.domains.setPersistent(converted, forKey: key)
         }
     }
 }
@@ -67,24 +68,23 @@ extension FileSuite {
     /// the read (of the file as other processes left it) to the write, which is done before this
     /// returns. For tools that edit a suite as a whole (the `defaults` command); a write that fails
     /// is reported and retried, as for ``modify(forKey:_:)``.
-    @_spi(Files) public func modifyPersistentValues(_ body: (inout [String: Any]) -> Void) {
+    @_spi(Files) public func modifyPersistentValues(_ body: (inout [String: PropertyListValue]) -> Void) {
         synchronize { () -> Set<String> in
-            let old = persistentValues()
+            let old = state.withLock { $0.domains.persistent }
             var new = old
             body(&new)
-            var changes: [(key: String, object: Any?)] = []
-            for (key, value) in new where !PropertyListObject.isEqual(old[key], value) {
-                changes.append((key, Self.propertyListObject(value)))
+            var changes: [(key: String, value: PropertyListValue?)] = []
+            for (key, value) in new where old[key] != value {
+                changes.append((key, value))
             }
             for key in old.keys where new[key] == nil {
                 changes.append((key, nil))
             }
-            let sent = PropertyListValues(changes)
             return state.withLock { state in
-                for (key, object) in sent.values {
-                    state.pending.record(object, forKey: key)
+                for (key, value) in changes {
+                    state.pending.record(value, forKey: key)
                 }
-                return state.domains.setPersistent(sent.values)
+                return state.domains.setPersistent(changes)
             }
         }
     }

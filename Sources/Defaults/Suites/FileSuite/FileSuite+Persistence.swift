@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 
 extension FileSuite {
@@ -109,7 +110,7 @@ extension FileSuite {
         if let current = try? PosixFile.identity(at: file.path), current == loadedIdentity {
             return []
         }
-        let values: [String: Any]
+        let values: [String: PropertyListValue]
         let identity: FileIdentity?
         switch readFile(holdingLock: true, problems: &problems) {
         case .values(let read, let readIdentity):
@@ -127,25 +128,26 @@ extension FileSuite {
     /// Makes `values`, read from the file as the version `identity`, the base of the values in
     /// memory, with this process's pending changes on top; returns the keys whose read value
     /// changed. Nothing changes when that version is the one already loaded.
-    func adopt(_ values: [String: Any], identity: FileIdentity?, loadedIdentity: FileIdentity?) -> Set<String> {
+    func adopt(
+        _ values: [String: PropertyListValue], identity: FileIdentity?, loadedIdentity: FileIdentity?
+    ) -> Set<String> {
         if identity != nil, identity == loadedIdentity {
             return []
         }
-        let read = PropertyListValues(values)
         return state.withLock { state in
             state.loadedIdentity = identity
-            return state.domains.replacePersistent(with: state.pending.applied(to: read.values))
+            return state.domains.replacePersistent(with: state.pending.applied(to: values))
         }
     }
 
     /// Writes the values in memory if any change is pending. Runs holding `io` and the file lock.
     private func writeValues(io: inout IOState) throws {
-        let taken = state.withLock { state -> PropertyListValues<(PendingChanges, [String: Any], FileIdentity?)>? in
+        let taken = state.withLock { state -> (PendingChanges, [String: PropertyListValue], FileIdentity?)? in
             guard !state.pending.isEmpty else { return nil }
             defer { state.pending = PendingChanges() }
-            return PropertyListValues((state.pending, state.domains.persistent, state.loadedIdentity))
+            return (state.pending, state.domains.persistent, state.loadedIdentity)
         }
-        guard let (pending, values, loadedIdentity) = taken?.values else { return }
+        guard let (pending, values, loadedIdentity) = taken else { return }
         // The encoder's last document is the file as loaded, so only the pending keys changed.
         let isEncoderCurrent = io.xmlEncoderIdentity != nil && io.xmlEncoderIdentity == loadedIdentity
         let changedKeys = isEncoderCurrent && !pending.removesAll ? Set(pending.changes.keys) : nil
@@ -161,8 +163,7 @@ extension FileSuite {
                 state.writeCount += 1
             }
         } catch {
-            let failed = PropertyListValues(pending)
-            state.withLock { $0.pending = failed.values.followed(by: $0.pending) }
+            state.withLock { $0.pending = pending.followed(by: $0.pending) }
             throw DefaultsError(
                 suite: name, kind: .writeFailed, fileURL: fileURL,
                 message:

@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 
 /// Reading the suite's file when it may be damaged: a file that does not parse is moved aside to
@@ -6,7 +7,7 @@ import Foundation
 extension FileSuite {
     /// What reading the file found.
     enum ReadOutcome {
-        case values([String: Any], FileIdentity)
+        case values([String: PropertyListValue], FileIdentity)
         /// No file (or a damaged one, now moved aside).
         case absent
         /// Something that is left in place and must not be replaced: not a regular file, or a file
@@ -67,22 +68,5 @@ extension FileSuite {
     /// ``read(_:suiteName:fileURL:holdingLock:problems:)`` for this suite.
     func readFile(holdingLock: Bool, problems: inout [DefaultsError]) -> ReadOutcome {
         Self.read(file, suiteName: name, fileURL: fileURL, holdingLock: holdingLock, problems: &problems)
-    }
-}
-
-extension PropertyListObject {
-    /// The property-list name of an object's kind, for messages.
-    static func kindName(_ object: Any) -> String {
-        switch object {
-        case is String: "a string"
-        case is Bool: "a boolean"
-        case is Int, is UInt64: "an integer"
-        case is Double: "a real"
-        case is Date: "a date"
-        case is Data: "data"
-        case is [Any]: "an array"
-        case is [String: Any]: "a dictionary"
-        default: "a \(type(of: object))"
-        }
     }
 }

@@ -1,3 +1,5 @@
+import DefaultsPropertyList
+
 extension FileSuite {
     /// Applies every change under one lock, so that no reader sees some without the others,
     /// schedules one file write for them all and posts one change event.
@@ -5,14 +7,14 @@ extension FileSuite {
     /// A value that is not a property-list object is reported and nothing is changed.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
         let changes = withoutManagedKeys(changes)
-        var normalized: [(key: String, object: Any?)] = []
-        normalized.reserveCapacity(changes.count)
+        var values: [(key: String, value: PropertyListValue?)] = []
+        values.reserveCapacity(changes.count)
         for (key, object) in changes {
             guard let object else {
-                normalized.append((key, nil))
+                values.append((key, nil))
                 continue
             }
-            guard let value = Self.propertyListObject(object) else {
+            guard let value = PropertyListValue.from(object) else {
                 report(
                     DefaultsError(
                         suite: name, kind: .unsupportedValue, key: key, fileURL: fileURL,
@@ -22,14 +24,13 @@ extension FileSuite {
                 )
                 return
             }
-            normalized.append((key, value))
+            values.append((key, value))
         }
-        let sent = PropertyListValues(normalized)
         let keys = state.withLock { state in
-            for (key, object) in sent.values {
-                state.pending.record(object, forKey: key)
+            for (key, value) in values {
+                state.pending.record(value, forKey: key)
             }
-            return state.domains.setPersistent(sent.values)
+            return state.domains.setPersistent(values)
         }
         writes.writeLater(self)
         self.changes.post(SuiteChange(keys: keys))

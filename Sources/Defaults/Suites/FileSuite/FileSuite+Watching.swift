@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Dispatch
 import Foundation
 import Synchronization
@@ -53,7 +54,7 @@ extension FileSuite {
                 return []
             }
             var found: [DefaultsError] = []
-            let values: [String: Any]
+            let values: [String: PropertyListValue]
             let identity: FileIdentity?
             switch readFile(holdingLock: false, problems: &found) {
             case .values(let read, let readIdentity):

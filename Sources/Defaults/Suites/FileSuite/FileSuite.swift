@@ -49,7 +49,7 @@ import Synchronization
 ///   through; it is reported and left alone. Temporary and lock
 ///   files are created with names no one can guess and `O_EXCL | O_NOFOLLOW`, so links planted in a
 ///   shared directory are never written through.
-public final class FileSuite: DefaultsSuite {
+public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     public let name: String
     /// The property-list file.
     public let fileURL: URL
@@ -184,7 +184,7 @@ public final class FileSuite: DefaultsSuite {
         self.mirrorsRegistrationToStandardUserDefaults = mirrorsRegistration
         let launchArguments = arguments ?? Array(ProcessInfo.processInfo.arguments.dropFirst())
         var problems: [DefaultsError] = []
-        let values: [String: Any]
+        let values: [String: PropertyListValue]
         let identity: FileIdentity?
         switch Self.read(file, suiteName: self.name, fileURL: self.fileURL, holdingLock: false, problems: &problems) {
         case .values(let read, let readIdentity): (values, identity) = (read, readIdentity)
@@ -223,23 +223,30 @@ public final class FileSuite: DefaultsSuite {
     // MARK: DefaultsSuite
 
     public func object(forKey key: String) -> Any? {
-        state.withLock { $0.domains.object(forKey: key) }
+        state.withLock { $0.domains.value(forKey: key) }?.object
+    }
+
+    func propertyListValue(forKey key: String) -> PropertyListValue? {
+        state.withLock { $0.domains.value(forKey: key) }
+    }
+
+    func persistentPropertyListValues() -> [String: PropertyListValue] {
+        state.withLock { $0.domains.persistent }
     }
 
     public var valueGeneration: UInt64? { generation.value }
 
     public func set(_ object: Any?, forKey key: String) {
-        let value: Any?
+        let value: PropertyListValue?
         if let object {
-            guard let normalized = Self.propertyListObject(object) else {
+            guard let converted = PropertyListValue.from(object) else {
                 report(unsupportedValueProblem(object, forKey: key))
                 return
             }
-            value = normalized
+            value = converted
         } else {
             value = nil
         }
-        let sent = PropertyListValues(value)
         // Telling whether the value changed costs two lookups and a comparison; skip it when
         // nobody listens. (An observer added during this write may miss it, as it would if it
         // had been added just after.)
@@ -252,11 +259,11 @@ public final class FileSuite: DefaultsSuite {
             }
             var isChanged = false
             if isObserved {
-                isChanged = state.domains.setPersistent(sent.values, forKey: key)
+                isChanged = state.domains.setPersistent(value, forKey: key)
             } else {
-                state.domains.persistent[key] = sent.values
+                state.domains.persistent[key] = value
             }
-            state.pending.record(sent.values, forKey: key)
+            state.pending.record(value, forKey: key)
             return (false, isChanged)
         }
         if isManaged {
@@ -279,15 +286,15 @@ public final class FileSuite: DefaultsSuite {
     }
 
     public func register(defaults: [String: Any]) {
-        let sent = PropertyListValues(defaults.compactMapValues(Self.propertyListObject))
+        let values = defaults.compactMapValues(PropertyListValue.from)
         if mirrorsRegistrationToStandardUserDefaults {
-            UserDefaults.standard.register(defaults: sent.values)
+            UserDefaults.standard.register(defaults: values.mapValues(\.object))
         }
-        changes.post(SuiteChange(keys: state.withLock { $0.domains.register(sent.values) }))
+        changes.post(SuiteChange(keys: state.withLock { $0.domains.register(values) }))
     }
 
     public func persistentValues() -> [String: Any] {
-        state.withLock { $0.domains.persistent }
+        state.withLock { $0.domains.persistent }.mapValues(\.object)
     }
 
     /// Writes every pending change to the file and returns when it is durable.
@@ -348,18 +355,6 @@ public final class FileSuite: DefaultsSuite {
             message: "the value for key \"\(key)\" of type \(typeName) is not a property-list object; it was not stored"
         )
     }
-
-    /// The property-list form of `object`, checking the common plain types first so that a write
-    /// of one does not pay for the general conversion.
-    static func propertyListObject(_ object: Any) -> Any? {
-        let type = type(of: object)
-        if type == Int.self || type == String.self || type == Bool.self || type == Double.self
-            || type == Date.self || type == Data.self
-        {
-            return object
-        }
-        return PropertyListObject.normalized(object)
-    }
 }
 
 /// One process's changes to a suite that are not on disk yet: what it set and removed, after
@@ -369,7 +364,7 @@ struct PendingChanges {
     /// What happens to one key: not a ``Defaults/KeyChange`` (what a read sees), but the edit
     /// this process makes to the stored values.
     enum Edit {
-        case set(Any)
+        case set(PropertyListValue)
         case removed
     }
 
@@ -378,7 +373,7 @@ struct PendingChanges {
 
     var isEmpty: Bool { !removesAll && changes.isEmpty }
 
-    mutating func record(_ value: Any?, forKey key: String) {
+    mutating func record(_ value: PropertyListValue?, forKey key: String) {
         changes[key] = value.map(Edit.set) ?? .removed
     }
 
@@ -388,7 +383,7 @@ struct PendingChanges {
     }
 
     /// `base` with these changes made.
-    func applied(to base: [String: Any]) -> [String: Any] {
+    func applied(to base: [String: PropertyListValue]) -> [String: PropertyListValue] {
         var result = removesAll ? [:] : base
         for (key, change) in changes {
             switch change {
@@ -408,18 +403,5 @@ struct PendingChanges {
         var result = self
         result.changes.merge(newer.changes) { _, new in new }
         return result
-    }
-}
-
-/// Property-list values handed into the suite's lock.
-///
-/// `@unchecked Sendable`: the values are property-list objects normalized to Swift value types
-/// (`String`, numbers, `Date`, `Data`, arrays and dictionaries of them), so the copy kept under
-/// the lock shares no mutable state with the caller's.
-struct PropertyListValues<Values>: @unchecked Sendable {
-    var values: Values
-
-    init(_ values: Values) {
-        self.values = values
     }
 }

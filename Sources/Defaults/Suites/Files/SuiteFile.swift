@@ -37,7 +37,7 @@ import Darwin
     /// What reading the file found.
     public enum Contents {
         /// The file's values (none for an empty file) and the identity of the version read.
-        case values([String: Any], FileIdentity)
+        case values([String: PropertyListValue], FileIdentity)
         /// Nothing is there.
         case absent
         /// A directory, FIFO, device or socket is there: never read, never replaced.
@@ -106,18 +106,16 @@ import Darwin
     /// dictionary. An empty file is an empty suite, as CoreFoundation reads it. Text that is not
     /// valid UTF-8 is refused, and a binary file whose shared references would expand far beyond
     /// its size, so that nothing is silently repaired or blown up.
-    public static func decode(_ data: Data) -> Result<[String: Any], DecodingProblem> {
+    public static func decode(_ data: Data) -> Result<[String: PropertyListValue], DecodingProblem> {
         guard !data.isEmpty else { return .success([:]) }
-        let object: Any
+        let value: PropertyListValue
         do {
-            object = try PropertyList.decode(data)
+            value = try PropertyList.decodeValue(data)
         } catch {
             return .failure(DecodingProblem(description: "it is not a property list: \(error)"))
         }
-        guard let dictionary = object as? [String: Any] else {
-            return .failure(
-                DecodingProblem(
-                    description: "its top level is \(PropertyListObject.kindName(object)), not a dictionary"))
+        guard case .dictionary(let dictionary) = value else {
+            return .failure(DecodingProblem(description: "its top level is \(value.kindName), not a dictionary"))
         }
         return .success(dictionary)
     }
@@ -160,7 +158,7 @@ import Darwin
 
     /// Replaces the file with `values` as an XML property list, atomically, through a link to a
     /// file the user owns. Call it holding the lock. Returns the new file's identity.
-    func write(_ values: [String: Any], removingStaleTemporaryFiles: Bool) throws -> FileIdentity {
+    func write(_ values: [String: PropertyListValue], removingStaleTemporaryFiles: Bool) throws -> FileIdentity {
         var encoder = XMLDictionaryEncoder()
         return try write(values, encoder: &encoder, removingStaleTemporaryFiles: removingStaleTemporaryFiles)
     }
@@ -168,7 +166,7 @@ import Darwin
     /// Writes `values` with `encoder`, which keeps what it encoded last so that a writer of the
     /// same file encodes only the entries that changed.
     func write(
-        _ values: [String: Any], changedKeys: Set<String>? = nil, encoder: inout XMLDictionaryEncoder,
+        _ values: [String: PropertyListValue], changedKeys: Set<String>? = nil, encoder: inout XMLDictionaryEncoder,
         removingStaleTemporaryFiles: Bool
     ) throws -> FileIdentity {
         let data: Data

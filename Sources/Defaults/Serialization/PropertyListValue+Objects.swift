@@ -1,0 +1,68 @@
+import DefaultsPropertyList
+
+/// Property-list objects held as `Any` (what ``DefaultsSuite/object(forKey:)`` returns and
+/// bridges produce), compared and hashed as the ``PropertyListValue`` they stand for.
+extension PropertyListValue {
+    /// Whether two optional objects hold the same property-list value (both absent counts as
+    /// equal; objects that are not property-list values are unequal).
+    static func isEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): true
+        case let (lhs?, rhs?): PropertyList.isEqual(lhs, rhs)
+        default: false
+        }
+    }
+
+    /// What Foundation hands back (`NSNumber`, `NSString`, `[AnyHashable: Optional<Any>]`, arrays
+    /// of optionals) as the library's plain Swift objects; `nil` for anything that is not a
+    /// property-list value.
+    static func normalized(_ object: Any) -> Any? {
+        try? PropertyList.normalize(object)
+    }
+
+    /// A value from an object, `nil` for anything that is not a property-list value.
+    static func from(_ object: Any?) -> PropertyListValue? {
+        object.flatMap { try? PropertyListValue($0) }
+    }
+
+    /// The property-list name of the value's kind, for messages.
+    var kindName: String {
+        switch self {
+        case .string: "a string"
+        case .boolean: "a boolean"
+        case .integer, .unsignedInteger: "an integer"
+        case .real: "a real"
+        case .date: "a date"
+        case .data: "data"
+        case .array: "an array"
+        case .dictionary: "a dictionary"
+        }
+    }
+}
+
+/// A suite that keeps its values as ``PropertyListValue``s and hands them out without converting.
+protocol PropertyListValueSuite: DefaultsSuite {
+    /// The value a read of `key` returns, as ``DefaultsSuite/object(forKey:)`` resolves it.
+    func propertyListValue(forKey key: String) -> PropertyListValue?
+    /// The persistent values, as ``DefaultsSuite/persistentValues()`` returns them.
+    func persistentPropertyListValues() -> [String: PropertyListValue]
+}
+
+extension DefaultsSuite {
+    /// What a read of `key` returns, as a `Sendable` value: what observation and snapshots keep.
+    /// `nil` as well for an object that is not a property-list value.
+    func storedValue(forKey key: String) -> PropertyListValue? {
+        if let suite = self as? any PropertyListValueSuite {
+            return suite.propertyListValue(forKey: key)
+        }
+        return PropertyListValue.from(object(forKey: key))
+    }
+
+    /// The persistent values as `Sendable` values, without converting where the suite keeps them so.
+    @_spi(Files) public func persistentStoredValues() -> [String: PropertyListValue] {
+        if let suite = self as? any PropertyListValueSuite {
+            return suite.persistentPropertyListValues()
+        }
+        return persistentValues().compactMapValues(PropertyListValue.from)
+    }
+}
