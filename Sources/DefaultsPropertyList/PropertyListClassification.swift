@@ -122,9 +122,13 @@ extension Optional: OptionalProtocol {
 }
 
 extension PropertyListClassification {
-    /// The message for a value that cannot be written.
-    static func unsupportedMessage(_ type: Any.Type) -> String {
-        "a value of type \(type) has no property-list representation"
+    /// The error for a value that cannot be written: `nil` (when `type` is `nil`) or a value of `type`.
+    static func unrepresentable(_ type: Any.Type?) -> PropertyListError {
+        PropertyListError(
+            kind: .unsupportedValue,
+            message: type.map { "a value of type \($0) has no property-list representation" }
+                ?? "nil has no property-list representation",
+            keyPath: "")
     }
 
     /// Formats a dictionary key as a key-path component.

@@ -113,11 +113,9 @@ extension PropertyListValue {
             let entries = try PropertyListClassification.stringKeyed(dictionary)
             return .dictionary(try makeEntries(entries, count: entries.count, depth: depth))
         case .null:
-            throw PropertyListError(
-                kind: .unsupportedValue, message: "nil has no property-list representation", keyPath: "")
+            throw PropertyListClassification.unrepresentable(nil)
         case .unsupported(let type):
-            throw PropertyListError(
-                kind: .unsupportedValue, message: PropertyListClassification.unsupportedMessage(type), keyPath: "")
+            throw PropertyListClassification.unrepresentable(type)
         }
     }
 

@@ -95,11 +95,9 @@ struct XMLWriter: ~Copyable {
             try writeEntries(
                 try PropertyListClassification.stringKeyed(dictionary).sorted { $0.key < $1.key }, indent: indent)
         case .null:
-            throw PropertyListError(
-                kind: .unsupportedValue, message: "nil has no property-list representation", keyPath: "")
+            throw PropertyListClassification.unrepresentable(nil)
         case .unsupported(let type):
-            throw PropertyListError(
-                kind: .unsupportedValue, message: PropertyListClassification.unsupportedMessage(type), keyPath: "")
+            throw PropertyListClassification.unrepresentable(type)
         }
     }
 
