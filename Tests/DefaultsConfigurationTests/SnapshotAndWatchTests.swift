@@ -2,6 +2,7 @@ import Configuration
 import Defaults
 import DefaultsConfiguration
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("DefaultsProvider snapshots and watching")
