@@ -39,12 +39,15 @@ struct PollingTests {
     }
 
     @Test func aConditionThatNeverHoldsFailsNamingItAndItsPlace() async throws {
-        let line = #line + 2
-        await #expect {
+        do {
             try await waitUntil("a miracle", timeout: .milliseconds(50)) { false }
-        } throws: { error in
-            "\(error)"
-                == "Timed out after 0.05 seconds waiting for a miracle (TestSupportTests/PollingTests.swift:\(line))"
+            Issue.record("the wait did not fail")
+        } catch {
+            let line = #line - 3
+            #expect(
+                "\(error)"
+                    == "Timed out after 0.05 seconds waiting for a miracle (TestSupportTests/PollingTests.swift:\(line))"
+            )
         }
     }
 
