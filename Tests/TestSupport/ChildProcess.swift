@@ -24,8 +24,7 @@ public final class ChildProcess: Sendable {
     public enum Input: Sendable {
         /// The file at a path, opened for reading (`/dev/null`, `/dev/zero`, a FIFO…).
         case file(String)
-        /// A pipe the test writes to with ``ChildProcess/write(_:)-(Data)`` and closes with
-        /// ``ChildProcess/closeInput()``.
+        /// A pipe the test writes to with `write(_:)` and closes with `closeInput()`.
         case pipe
         /// These bytes, then the end of the input.
         case data(Data)
@@ -281,9 +280,10 @@ public final class ChildProcess: Sendable {
         line: Int = #line,
         where predicate: (String) -> Bool
     ) throws -> String {
-        try waitForLines(stream, timeout: timeout, fileID: fileID, line: line) {
+        let lines = try waitForLines(stream, timeout: timeout, fileID: fileID, line: line) {
             $0.dropFirst(start).contains(where: predicate)
-        }.dropFirst(start).first(where: predicate)!
+        }
+        return try firstLine(of: lines, after: start, where: predicate)
     }
 
     /// Waits for a complete line of `stream`, after its first `start` lines, that satisfies
@@ -296,9 +296,18 @@ public final class ChildProcess: Sendable {
         line: Int = #line,
         where predicate: (String) -> Bool
     ) async throws -> String {
-        try await waitForLines(stream, timeout: timeout, fileID: fileID, line: line) {
+        let lines = try await waitForLines(stream, timeout: timeout, fileID: fileID, line: line) {
             $0.dropFirst(start).contains(where: predicate)
-        }.dropFirst(start).first(where: predicate)!
+        }
+        return try firstLine(of: lines, after: start, where: predicate)
+    }
+
+    /// The line `line(…)` waited for, found in `lines`.
+    private func firstLine(of lines: [String], after start: Int, where predicate: (String) -> Bool) throws -> String {
+        guard let found = lines.dropFirst(start).first(where: predicate) else {
+            throw Failure(description: "\(commandLine): the line awaited is not among \(lines)")
+        }
+        return found
     }
 
     /// The lines when they satisfy `condition`; `nil` while more may come; throws when none will.
