@@ -92,11 +92,15 @@ let package = Package(
             // executor (`nonisolated(nonsending)`), and this target's implementations must match.
             swiftSettings: [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
         ),
+        // What every test target shares: the child-process launcher and the polling helper. A
+        // regular target that no product depends on, so it is never shipped.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
         // A child process that tests spawn to exercise real processes.
         .executableTarget(name: "DefaultsTestHelper", dependencies: ["Defaults"], path: "Tests/Helper"),
-        .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList"]),
-        .testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestHelper"]),
-        .testTarget(name: "DefaultsCombineTests", dependencies: ["DefaultsCombine"]),
+        .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList", "TestSupport"]),
+        .testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestHelper", "TestSupport"]),
+        .testTarget(name: "DefaultsCombineTests", dependencies: ["DefaultsCombine", "TestSupport"]),
         // A child process that the sync tests spawn: one "machine" syncing through PostgreSQL.
         .executableTarget(
             name: "DefaultsSyncTestHelper",
@@ -106,18 +110,20 @@ let package = Package(
         // Needs a PostgreSQL server; starts its own throwaway cluster (skips without one).
         .testTarget(
             name: "DefaultsPostgresTests",
-            dependencies: ["Defaults", "DefaultsPostgres", "DefaultsSyncTestHelper"]
+            dependencies: ["Defaults", "DefaultsPostgres", "DefaultsSyncTestHelper", "TestSupport"]
         ),
         // Runs the built `defaults` executable; depending on its target gets it built.
         .testTarget(
             name: "DefaultsCommandTests",
-            dependencies: ["DefaultsCommand", "Defaults", "DefaultsPropertyList"]
+            dependencies: ["DefaultsCommand", "Defaults", "DefaultsPropertyList", "TestSupport"]
         ),
         // Spawns the `defaults` command as a writer in another process; depending on its target
         // gets it built.
         .testTarget(
             name: "DefaultsConfigurationTests",
-            dependencies: ["DefaultsConfiguration", "Defaults", "DefaultsCommand", "DefaultsPropertyList"]
+            dependencies: [
+                "DefaultsConfiguration", "Defaults", "DefaultsCommand", "DefaultsPropertyList", "TestSupport",
+            ]
         ),
         .testTarget(
             name: "DefaultsMacrosTests",
@@ -125,6 +131,7 @@ let package = Package(
                 "DefaultsMacros",
                 "DefaultsMacrosPlugin",
                 "DefaultsTestHelper",
+                "TestSupport",
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]

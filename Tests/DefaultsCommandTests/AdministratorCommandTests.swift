@@ -1,5 +1,6 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 /// `defaults` with administrator layers: `XDG_CONFIG_DIRS` of two directories, the first winning.
@@ -24,25 +25,8 @@ struct AdministratorCommandTests {
             try PropertyList.encodeXML(values).write(to: url)
         }
 
-        func run(_ arguments: String...) throws -> CommandSandbox.Result {
-            let process = Process()
-            process.executableURL = CommandSandbox.executableURL
-            process.arguments = arguments
-            var environment = sandbox.environment
-            environment["XDG_CONFIG_DIRS"] = "\(first.path):\(second.path)"
-            process.environment = environment
-            let output = Pipe()
-            let error = Pipe()
-            process.standardOutput = output
-            process.standardError = error
-            try process.run()
-            let errorReader = PipeCollector(error.fileHandleForReading)
-            let outputData = output.fileHandleForReading.readDataToEndOfFile()
-            let errorData = errorReader.finish()
-            process.waitUntilExit()
-            return CommandSandbox.Result(
-                status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-                error: String(decoding: errorData, as: UTF8.self), outputData: outputData)
+        func run(_ arguments: String...) throws -> ChildProcess.Result {
+            try sandbox.run(arguments, environment: ["XDG_CONFIG_DIRS": "\(first.path):\(second.path)"])
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Shell completion, through the protocol the generated scripts use
@@ -18,7 +19,7 @@ struct CompletionTests {
     /// The candidates for the last of `words` (what follows `defaults`), with the cursor at its end.
     private func complete(_ sandbox: CommandSandbox, _ words: String...) throws -> [String] {
         let command = words[0]
-        let line = [CommandSandbox.executableURL.path] + words
+        let line = [CommandSandbox.executable] + words
         let result = try sandbox.run(
             ["---completion", command, "--", "positional@0", "\(line.count - 1)", "\(words.last?.count ?? 0)"] + line)
         #expect(result.status == 0, "\(result)")
@@ -93,7 +94,7 @@ struct CompletionTests {
         #expect(script.status == 0)
         let scriptURL = sandbox.directory.appendingPathComponent("completion.bash")
         try script.outputData.write(to: scriptURL)
-        let executable = CommandSandbox.executableURL.path
+        let executable = CommandSandbox.executable
         // What bash sets up when the user presses TAB after `defaults delete com.example.app `.
         let driver = """
             source "$1"
@@ -104,16 +105,9 @@ struct CompletionTests {
             _defaults "$2" '' com.example.app
             printf '%s\\n' "${COMPREPLY[@]}"
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", driver, "bash", scriptURL.path, executable]
-        process.environment = sandbox.environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(String(decoding: data, as: UTF8.self).split(separator: "\n").sorted() == ["alpha", "beta", "gamma"])
+        let completion = try ChildProcess.run(
+            "/bin/bash", ["-c", driver, "bash", scriptURL.path, executable], environment: sandbox.environment)
+        #expect(completion.status == 0, "\(completion)")
+        #expect(completion.output.split(separator: "\n").sorted() == ["alpha", "beta", "gamma"])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The README's statements about the `defaults` command, checked against the program.
@@ -33,10 +34,11 @@ struct ReadmeCommandTests {
 
         let watch = try sandbox.start(["watch", "com.example.demo"])
         // `Watching …` on standard error says the watch has started.
-        #expect(watch.error.waitForLines { $0.count >= 1 })
+        try watch.waitForLines(.error) { $0.count >= 1 }
         #expect(try sandbox.run("write", "com.example.demo", "volume", "-int", "7").status == 0)
-        #expect(watch.output.waitForLines { $0.contains("volume = 7;") })
-        _ = watch.stop()
+        _ = try watch.line { $0 == "volume = 7;" }
+        watch.signal(SIGTERM)
+        try watch.wait()
         #expect(readme.contains("# watch prints: volume = 7;"))
 
         #expect(try sandbox.run("read-type", "com.example.demo", "volume").output == "Type is integer\n")

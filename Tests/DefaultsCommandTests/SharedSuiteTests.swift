@@ -2,6 +2,7 @@ import Defaults
 import DefaultsPropertyList
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// The library in this process and the command in another share a suite.
@@ -18,7 +19,7 @@ struct SharedSuiteTests {
 
         let write = try sandbox.run("write", "com.example.shared", "greeting", "-string", "hello")
         #expect(write.status == 0, "\(write)")
-        #expect(await eventually { changes.withLock { !$0.isEmpty } })
+        try await waitUntil { changes.withLock { !$0.isEmpty } }
         #expect(changes.withLock { $0.first } == SuiteChange(keys: ["greeting"], origin: .otherProcess))
         #expect(suite.object(forKey: "greeting") as? String == "hello")
     }
@@ -34,14 +35,14 @@ struct SharedSuiteTests {
             }
         }
         defer { task.cancel() }
-        #expect(await eventually { received.withLock { $0 } == [0] })
+        try await waitUntil { received.withLock { $0 } == [0] }
 
         #expect(try sandbox.run("write", "com.example.shared", "volume", "-int", "7").status == 0)
-        #expect(await eventually { received.withLock { $0.last } == 7 })
+        try await waitUntil { received.withLock { $0.last } == 7 }
         #expect(try sandbox.run("write", "com.example.shared", "volume", "-int", "9").status == 0)
-        #expect(await eventually { received.withLock { $0.last } == 9 })
+        try await waitUntil { received.withLock { $0.last } == 9 }
         #expect(try sandbox.run("delete", "com.example.shared", "volume").status == 0)
-        #expect(await eventually { received.withLock { $0.last } == 0 })
+        try await waitUntil { received.withLock { $0.last } == 0 }
         #expect(received.withLock { $0 } == [0, 7, 9, 0])
     }
 
@@ -80,14 +81,4 @@ struct SharedSuiteTests {
         let values = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
         #expect(values?["count"] as? Int == 4)
     }
-}
-
-/// Waits until `condition` holds. The timeout only keeps a broken test from hanging.
-func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
 }

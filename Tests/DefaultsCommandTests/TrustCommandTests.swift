@@ -1,5 +1,6 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -16,9 +17,8 @@ import Glibc
             try sandbox.start(["write", "com.example.list", "items", "-array-add", "\(index)"])
         }
         for command in commands {
-            command.process.waitUntilExit()
-            let error = String(decoding: command.error.finish(), as: UTF8.self)
-            #expect(command.process.terminationStatus == 0, "\(error)")
+            let result = try command.finish()
+            #expect(result.status == 0, "\(result)")
         }
         let items = try #require(try sandbox.storedValues("com.example.list")["items"] as? [String])
         #expect(items.sorted() == (0..<10).map(String.init).sorted())
@@ -35,8 +35,8 @@ import Glibc
             try sandbox.start(["rename", "com.example.d", "old\(index)", "new\(index)"])
         }
         for command in commands {
-            command.process.waitUntilExit()
-            #expect(command.process.terminationStatus == 0)
+            let result = try command.finish()
+            #expect(result.status == 0, "\(result)")
         }
         let values = try sandbox.storedValues("com.example.d")
         #expect((values["table"] as? [String: Any])?.count == 10)
@@ -82,21 +82,10 @@ import Glibc
     @Test func fifoIsReportedWithoutBlocking() throws {
         let sandbox = try CommandSandbox()
         try #require(mkfifo(sandbox.fileURL("com.example.fifo").path, 0o600) == 0)
-        let command = try sandbox.start(["read", "com.example.fifo"])
-        // A failure guard, not a timing assertion: the command either ends or hangs.
-        let deadline = ContinuousClock.now + .seconds(120)
-        while command.process.isRunning, ContinuousClock.now < deadline {
-            usleep(10_000)
-        }
-        if command.process.isRunning {
-            Issue.record("defaults read blocked on the FIFO")
-            _ = command.stop(signal: SIGKILL)
-            return
-        }
-        command.process.waitUntilExit()
-        let error = String(decoding: command.error.finish(), as: UTF8.self)
-        #expect(command.process.terminationStatus == 1)
-        #expect(error.contains("is a FIFO, not a property-list file"), "\(error)")
+        // Blocking on the FIFO would hang it: the run's deadline kills it and fails the test.
+        let result = try sandbox.run("read", "com.example.fifo")
+        #expect(result.status == 1)
+        #expect(result.error.contains("is a FIFO, not a property-list file"), "\(result)")
     }
 
     /// `import` reads its source bounded, and only a regular file at a path: a FIFO with no writer
@@ -116,43 +105,20 @@ import Glibc
         ]
         for (source, input, message) in cases {
             let result = try runLimited(sandbox, ["import", "com.example.target", source], input: input)
-            guard let result else {
-                Issue.record("defaults import \(source) < \(input) did not end")
-                continue
-            }
             #expect(result.status == 1, "\(source): \(result.error)")
             #expect(result.error == "Could not read data from \(source): \(message)\n", "\(source)")
         }
         #expect(sandbox.bytes("com.example.target") == before)
     }
 
-    /// Runs the command under a 1 GB memory limit with `input` as its standard input; `nil` when
-    /// it had to be killed (the timeout is a failure guard only).
-    private func runLimited(_ sandbox: CommandSandbox, _ arguments: [String], input: String) throws -> (
-        status: Int32, error: String
-    )? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments =
-            ["-c", "ulimit -v 1048576; exec \"$0\" \"$@\"", CommandSandbox.executableURL.path] + arguments
-        process.environment = sandbox.environment
-        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
-        process.standardOutput = FileHandle.nullDevice
-        let error = Pipe()
-        process.standardError = error
-        try process.run()
-        let collector = PipeCollector(error.fileHandleForReading)
-        let deadline = ContinuousClock.now + .seconds(120)
-        while process.isRunning, ContinuousClock.now < deadline {
-            usleep(10_000)
-        }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            _ = collector.finish()
-            return nil
-        }
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: collector.finish(), as: UTF8.self))
+    /// Runs the command under a 1 GB memory limit with `input` as its standard input. An endless
+    /// read would hang it: the deadline kills it and fails the test.
+    private func runLimited(_ sandbox: CommandSandbox, _ arguments: [String], input: String) throws
+        -> ChildProcess.Result
+    {
+        let child = try ChildProcess(
+            "/bin/sh", ["-c", "ulimit -v 1048576; exec \"$0\" \"$@\"", CommandSandbox.executable] + arguments,
+            environment: sandbox.environment, input: .file(input))
+        return try child.finish()
     }
 }

@@ -1,15 +1,15 @@
 import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 /// `defaults watch` in one process, changes made by others.
 @Suite("watch")
 struct WatchTests {
     /// Starts `watch` and waits until it says it is watching.
-    private func startWatching(_ sandbox: CommandSandbox, _ arguments: String...) throws -> RunningCommand {
+    private func startWatching(_ sandbox: CommandSandbox, _ arguments: String...) throws -> ChildProcess {
         let watch = try sandbox.start(["watch"] + arguments)
-        let started = watch.error.waitForLines { $0.contains { $0.hasPrefix("Watching ") } }
-        #expect(started, "watch did not start: \(watch.error.text)")
+        _ = try watch.line(.error) { $0.hasPrefix("Watching ") }
         return watch
     }
 
@@ -18,20 +18,20 @@ struct WatchTests {
         try sandbox.run("write", "com.example.watched", "before", "1")
         let watch = try startWatching(sandbox, "com.example.watched")
         #expect(try sandbox.run("write", "com.example.watched", "greeting", "-string", "hello").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 1 })
+        try watch.waitForLines { $0.count >= 1 }
         #expect(try sandbox.run("write", "com.example.watched", "greeting", "-string", "hello world").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 2 })
+        try watch.waitForLines { $0.count >= 2 }
         #expect(try sandbox.run("write", "com.example.watched", "list", "-array", "a", "-int", "2").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 3 })
+        try watch.waitForLines { $0.count >= 3 }
         #expect(try sandbox.run("delete", "com.example.watched", "before").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 4 })
-        let status = watch.stop(signal: SIGTERM)
+        try watch.waitForLines { $0.count >= 4 }
+        watch.signal(SIGTERM)
+        #expect(try watch.finish().termination == .exited(0))
         #expect(
-            watch.output.lines == [
+            watch.lines() == [
                 "greeting = hello;", "greeting = \"hello world\";", "list = ( a, 2 );", "before deleted",
             ])
-        #expect(status == 0)
-        #expect(watch.error.lines == ["Watching com.example.watched (Control-C to stop)"])
+        #expect(watch.lines(.error) == ["Watching com.example.watched (Control-C to stop)"])
     }
 
     @Test func printsChangesFromALibraryProcess() throws {
@@ -40,12 +40,13 @@ struct WatchTests {
         let suite = FileSuite(name: "com.example.watched", directory: sandbox.directory, arguments: [])
         suite.set(5, forKey: "volume")
         try suite.flush()
-        #expect(watch.output.waitForLines { $0.count >= 1 })
+        try watch.waitForLines { $0.count >= 1 }
         suite.set(nil, forKey: "volume")
         try suite.flush()
-        #expect(watch.output.waitForLines { $0.count >= 2 })
-        #expect(watch.stop(signal: SIGINT) == 0)
-        #expect(watch.output.lines == ["volume = 5;", "volume deleted"])
+        try watch.waitForLines { $0.count >= 2 }
+        watch.signal(SIGINT)
+        #expect(try watch.finish().termination == .exited(0))
+        #expect(watch.lines() == ["volume = 5;", "volume deleted"])
     }
 
     @Test func oneKeyAsJSON() throws {
@@ -53,14 +54,15 @@ struct WatchTests {
         let watch = try startWatching(sandbox, "--json", "-g", "theme")
         #expect(try sandbox.run("write", "-g", "other", "-int", "1").status == 0)
         #expect(try sandbox.run("write", "-g", "theme", "-string", "dark \"mode\"").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 1 })
+        try watch.waitForLines { $0.count >= 1 }
         #expect(try sandbox.run("write", "-g", "theme", "-dict", "a", "-int", "1").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 2 })
+        try watch.waitForLines { $0.count >= 2 }
         #expect(try sandbox.run("delete", "-g").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 3 })
-        #expect(watch.stop() == 0)
+        try watch.waitForLines { $0.count >= 3 }
+        watch.signal(SIGTERM)
+        #expect(try watch.finish().termination == .exited(0))
         #expect(
-            watch.output.lines == [
+            watch.lines() == [
                 #"{"key":"theme","value":"dark \"mode\""}"#,
                 #"{"key":"theme","value":{"a":1}}"#,
                 #"{"key":"theme","deleted":true}"#,
@@ -76,14 +78,15 @@ struct WatchTests {
         let watch = try startWatching(sandbox, "com.example.observed")
         #expect(try sandbox.run("write", "com.example.observed", "count", "-int", "1").status == 0)
         #expect(try sandbox.run("write", "com.example.observed", "count", "-int", "2").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 1 })
+        try watch.waitForLines { $0.count >= 1 }
         #expect(try sandbox.run("write", "com.example.observed", "fresh", "-string", "yes").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 2 })
+        try watch.waitForLines { $0.count >= 2 }
         #expect(try sandbox.run("delete", "com.example.observed", "fresh").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 3 })
+        try watch.waitForLines { $0.count >= 3 }
         #expect(try sandbox.run("write", "com.example.observed", "fresh", "-int", "3").status == 0)
-        #expect(watch.output.waitForLines { $0.count >= 4 })
-        #expect(watch.stop() == 0)
-        #expect(watch.output.lines == ["count = 2;", "fresh = yes;", "fresh deleted", "fresh = 3;"])
+        try watch.waitForLines { $0.count >= 4 }
+        watch.signal(SIGTERM)
+        #expect(try watch.finish().termination == .exited(0))
+        #expect(watch.lines() == ["count = 2;", "fresh = yes;", "fresh deleted", "fresh = 3;"])
     }
 }

@@ -3,6 +3,7 @@ import Defaults
 import DefaultsConfiguration
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("DefaultsProvider in a ConfigReader")

@@ -2,6 +2,7 @@ import Configuration
 @_spi(Observation) import Defaults
 import DefaultsConfiguration
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("DefaultsProvider snapshots and watching")

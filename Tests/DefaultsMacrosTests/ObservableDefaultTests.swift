@@ -3,6 +3,7 @@ import DefaultsMacros
 import Foundation
 import Observation
 import Synchronization
+import TestSupport
 import Testing
 
 private let macroSuite = InMemorySuite(name: "observable-default")
@@ -64,14 +65,9 @@ private final class ChangeFlag: Sendable {
         count.withLock { $0 += 1 }
     }
 
-    /// Waits until the flag has fired, up to `timeout`.
-    func wait(timeout: Duration) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while value == 0 && clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return value > 0
+    /// Waits until the flag has fired.
+    func wait() async throws {
+        try await waitUntil("onChange") { value > 0 }
     }
 }
 
@@ -147,11 +143,11 @@ private func track(_ read: @escaping () -> Void) -> ChangeFlag {
         let model = FileModel()
         #expect(model.volume == 5)
         let flag = track { _ = model.volume }
-        let result = try HelperProcess.run([
-            "filesuite-set", fileDirectory.path, "observable-default", "volume", "<integer>7</integer>",
-        ])
-        #expect(result.status == 0)
-        #expect(await flag.wait(timeout: .seconds(10)))
+        let result = try ChildProcess.run(
+            builtExecutable("DefaultsTestHelper"),
+            ["filesuite-set", fileDirectory.path, "observable-default", "volume", "<integer>7</integer>"])
+        #expect(result.status == 0, "\(result)")
+        try await flag.wait()
         #expect(model.volume == 7)
     }
 }

@@ -44,7 +44,7 @@ struct LocalOnlyTests {
         #expect(!Defaults.iCloud.keys.contains(plain))
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: SyncProcess.helperURL.path)))
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: SyncProcess.helperPath)))
     func theLogSaysOnceThatNothingSyncs() async throws {
         let directory = try TemporaryDirectory()
         let machine = try await SyncProcess(

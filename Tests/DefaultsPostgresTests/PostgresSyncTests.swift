@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Real processes syncing through a real PostgreSQL server (`Tests/postgres-cluster.sh`).
@@ -36,8 +37,8 @@ struct PostgresSyncTests {
 
         try await a.set("mode", "dark")
         try await b.waitUntil("mode", is: "dark")
-        _ = try await b.next { $0 == "updated mode dark" }
-        _ = try await b.next { $0 == "observed mode (nil) dark" }
+        _ = try await b.child.line { $0 == "updated mode dark" }
+        _ = try await b.child.line { $0 == "observed mode (nil) dark" }
 
         try await b.set("name", "Ada")
         try await a.waitUntil("name", is: "Ada")
@@ -45,7 +46,7 @@ struct PostgresSyncTests {
         // Resets propagate.
         try await a.send("reset mode", answer: "ok")
         try await b.waitUntil("mode", is: "(nil)")
-        _ = try await b.next { $0 == "updated mode (nil)" }
+        _ = try await b.child.line { $0 == "updated mode (nil)" }
     }
 
     @Test func fourMachinesRacingOnOneKeyConvergeToOneValue() async throws {
@@ -138,11 +139,10 @@ struct PostgresSyncTests {
         let wrong = try await machine("a", url: try cluster.url(password: "not-the-password"), keys: ["k"])
         try await wrong.set("k", "local")
         #expect(try await wrong.get("k") == "local")
-        let deadline = ContinuousClock.now + .seconds(60)
         var status = ""
-        while ContinuousClock.now < deadline, !status.contains("password authentication failed") {
+        try await waitUntil("the refused password in the status, not \(status)") {
             status = try await wrong.send("status", answer: "status")
-            try await Task.sleep(for: .milliseconds(50))
+            return status.contains("password authentication failed")
         }
         #expect(status.contains("password authentication failed for user \"defaults\""), "\(status)")
         #expect(status.contains("connected=false"))
@@ -195,7 +195,7 @@ struct PostgresSyncTests {
 
 @Suite("defaults sync status", .enabled(if: PostgresCluster.isAvailable))
 struct SyncStatusCommandTests {
-    static let defaultsURL = SyncProcess.helperURL.deletingLastPathComponent().appendingPathComponent("defaults")
+    static let defaultsPath = builtExecutable("defaults")
 
     struct Report: Decodable {
         struct Suite: Decodable {
@@ -209,7 +209,7 @@ struct SyncStatusCommandTests {
         var suites: [Suite]
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: defaultsURL.path)))
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: defaultsPath)))
     func reportsTheServerThePendingChangesAndAWrongPassword() async throws {
         try await PostgresCluster.with { cluster in
             let directory = try TemporaryDirectory()
@@ -221,13 +221,13 @@ struct SyncStatusCommandTests {
             try await machine.quit()
 
             func status(url: String) throws -> Report {
-                let result = try Subprocess.run(
-                    Self.defaultsURL.path, ["sync", "status", "--json"],
+                let result = try ChildProcess.run(
+                    Self.defaultsPath, ["sync", "status", "--json"],
                     environment: [
                         "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_NAMESPACE": namespace,
                         "XDG_CONFIG_HOME": directory.machine("a").path,
                     ])
-                #expect(result.status == 0, "\(result.errors)")
+                #expect(result.status == 0, "\(result)")
                 return try JSONDecoder().decode(Report.self, from: Data(result.output.utf8))
             }
             let report = try status(url: cluster.url)

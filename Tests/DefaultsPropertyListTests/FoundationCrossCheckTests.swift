@@ -1,5 +1,6 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Cross-checks against Foundation's PropertyListSerialization")
@@ -72,17 +73,9 @@ struct FoundationCrossCheckTests {
             try PropertyList.encodeXML(["root": generator.value(), "index": index]).write(to: file)
             files.append(file.path)
         }
-        let process = Process()
-        process.executableURL = plutil
-        process.arguments = ["-lint"] + files
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.components(separatedBy: ": OK").count - 1 == files.count, "\(text)")
+        let result = try ChildProcess.run(plutil.path, ["-lint"] + files)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.output.components(separatedBy: ": OK").count - 1 == files.count, "\(result)")
     }
 
     @Test func tenThousandKeysMatchFoundation() throws {

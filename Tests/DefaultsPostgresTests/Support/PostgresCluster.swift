@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A throwaway PostgreSQL server, started by `Tests/postgres-cluster.sh` in a temp dir on a free
@@ -64,10 +65,10 @@ struct PostgresCluster: Sendable {
     /// Runs the script and returns its standard output.
     @discardableResult
     static func runScript(_ arguments: [String]) throws -> String {
-        let result = try Subprocess.run("/bin/bash", [script.path] + arguments)
+        let result = try ChildProcess.run("/bin/bash", [script.path] + arguments)
         guard result.status == 0 else {
             throw ScriptError(
-                message: "postgres-cluster.sh \(arguments.joined(separator: " ")) failed: \(result.errors)")
+                message: "postgres-cluster.sh \(arguments.joined(separator: " ")) failed: \(result)")
         }
         return result.output
     }

@@ -1,6 +1,7 @@
 @_spi(Testing) import Defaults
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -19,10 +20,10 @@ struct AdministratorFilesTests {
         let greeting = Defaults.Key<String>("greeting", default: "code", suite: suite)
         let recorder = FileSuiteChangeRecorder(suite)
         try sandbox.write(["greeting": "bonjour"], to: sandbox.vendorURL(in: sandbox.first))
-        #expect(await recorder.wait { $0.keys.contains("greeting") && $0.origin == .otherProcess })
+        try await recorder.wait { $0.keys.contains("greeting") && $0.origin == .otherProcess }
         #expect(Defaults[greeting] == "bonjour")
         try FileManager.default.removeItem(at: sandbox.vendorURL(in: sandbox.first))
-        #expect(await fileSuiteEventually { Defaults[greeting] == "code" })
+        try await waitUntil { Defaults[greeting] == "code" }
     }
 
     @Test("A managed file appearing, changing in place and going away is seen at once")
@@ -33,7 +34,7 @@ struct AdministratorFilesTests {
         suite.set("mine", forKey: "server")
         let recorder = FileSuiteChangeRecorder(suite)
         try sandbox.write(["server": "enforced"], to: sandbox.managedURL(in: sandbox.second))
-        #expect(await recorder.wait { $0.keys.contains("server") })
+        try await recorder.wait { $0.keys.contains("server") }
         #expect(suite.object(forKey: "server") as? String == "enforced")
         #expect(suite.isManaged("server"))
         // Rewritten in place, as an editor may.
@@ -41,9 +42,9 @@ struct AdministratorFilesTests {
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: PropertyList.encodeXML(["server": "changed"]))
         try handle.close()
-        #expect(await fileSuiteEventually { suite.object(forKey: "server") as? String == "changed" })
+        try await waitUntil { suite.object(forKey: "server") as? String == "changed" }
         try FileManager.default.removeItem(at: sandbox.managedURL(in: sandbox.second))
-        #expect(await fileSuiteEventually { suite.object(forKey: "server") as? String == "mine" })
+        try await waitUntil { suite.object(forKey: "server") as? String == "mine" }
         #expect(!suite.isManaged("server"))
     }
 

@@ -1,6 +1,7 @@
 import Defaults
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -185,7 +186,7 @@ import Glibc
         }
         try Data("garbage".utf8).write(to: directory.fileURL("com.example.app"))
         settings.reload()
-        #expect(await fileSuiteEventually { !printed.withLock { $0.isEmpty } })
+        try await waitUntil { !printed.withLock { $0.isEmpty } }
         let first = printed.withLock { $0.first }
         let line = try #require(first)
         #expect(line.hasPrefix(directory.fileURL("com.example.app").path + " did not parse; it was moved to "))

@@ -8,9 +8,9 @@ struct UserDefaultsPersistenceTests {
     @Test func valueWrittenWithoutSynchronizeSurvivesNormalExit() throws {
         let suite = "swift-defaults-tests-\(UUID().uuidString)"
         TemporarySuites.remember(suite)
-        let write = try ChildProcess.run(["userdefaults-write", suite, "41"])
+        let write = try TestHelper.run(["userdefaults-write", suite, "41"])
         #expect(write.status == 0, "\(write.error)")
-        let read = try ChildProcess.run(["userdefaults-read", suite])
+        let read = try TestHelper.run(["userdefaults-read", suite])
         #expect(read.status == 0, "\(read.error)")
         #expect(read.output.trimmingCharacters(in: .whitespacesAndNewlines) == "41")
     }

@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// The write scheduler both persistent suites use, on a store that counts, holds and fails its
@@ -25,20 +26,20 @@ struct WriteSchedulerTests {
         #expect(ledger.counts.writes == 1)
     }
 
-    @Test func aScheduledWriteRunsAfterTheDelay() async {
+    @Test func aScheduledWriteRunsAfterTheDelay() async throws {
         let ledger = WriteLedger()
         let store = CountingStore(ledger, delay: .milliseconds(20))
         store.change()
         store.change()
-        #expect(await fileSuiteEventually { ledger.counts.written == 2 })
+        try await waitUntil { ledger.counts.written == 2 }
         #expect(!store.writes.hasScheduledWrite)
     }
 
-    @Test func aChangeDuringAWriteSchedulesTheNextAndChangesMeanwhileShareIt() async {
+    @Test func aChangeDuringAWriteSchedulesTheNextAndChangesMeanwhileShareIt() async throws {
         let ledger = WriteLedger(holdingFirstWrite: true)
         let store = CountingStore(ledger, delay: .milliseconds(20))
         store.change()
-        #expect(await fileSuiteEventually { ledger.isHoldingWrite })
+        try await waitUntil { ledger.isHoldingWrite }
         // The first write took its changes before it was held: these need a write of their own,
         // and all of them share it.
         for _ in 0..<500 {
@@ -46,15 +47,15 @@ struct WriteSchedulerTests {
         }
         #expect(store.writes.hasScheduledWrite)
         ledger.releaseWrite()
-        #expect(await fileSuiteEventually { ledger.counts.written == 501 })
+        try await waitUntil { ledger.counts.written == 501 }
         #expect(ledger.counts.writes == 2)
     }
 
-    @Test func aFlushWaitsForTheWriteInProgress() async {
+    @Test func aFlushWaitsForTheWriteInProgress() async throws {
         let ledger = WriteLedger(holdingFirstWrite: true)
         let store = CountingStore(ledger, delay: .milliseconds(1))
         store.change()
-        #expect(await fileSuiteEventually { ledger.isHoldingWrite })
+        try await waitUntil { ledger.isHoldingWrite }
         store.change()
         let flushed = LockedValue<Int?>(nil)
         DispatchQueue.global().async {
@@ -66,12 +67,12 @@ struct WriteSchedulerTests {
         try? await Task.sleep(for: .milliseconds(200))
         #expect(flushed.value == nil)
         ledger.releaseWrite()
-        #expect(await fileSuiteEventually { flushed.value != nil })
+        try await waitUntil { flushed.value != nil }
         // When the flush returned, the change made during the held write was written too.
         #expect(flushed.value == 2)
     }
 
-    @Test func aFailingFlushThrowsKeepsTheChangesAndRetries() async {
+    @Test func aFailingFlushThrowsKeepsTheChangesAndRetries() async throws {
         let ledger = WriteLedger(failures: 2)
         let failures = LockedValue<[String]>([])
         let store = CountingStore(
@@ -84,7 +85,7 @@ struct WriteSchedulerTests {
         #expect(throws: WriteLedger.Failure.self) { try store.writes.flush(store) }
         #expect(ledger.counts.written == 0)
         // The retry fails once more (told to the scheduled-failure handler), then writes.
-        #expect(await fileSuiteEventually { ledger.counts.written == 1 })
+        try await waitUntil { ledger.counts.written == 1 }
         #expect(failures.value == ["\(WriteLedger.Failure())"])
         #expect(ledger.counts.writes == 1)
     }
@@ -100,7 +101,7 @@ struct WriteSchedulerTests {
 
     /// What follows a write (the owner's problem handlers and observers) runs once the write lock
     /// is released, so it may flush again without waiting for itself.
-    @Test func whatFollowsAWriteMayFlush() async {
+    @Test func whatFollowsAWriteMayFlush() async throws {
         let ledger = WriteLedger()
         let store = CountingStore(ledger, delay: .seconds(3_600))
         let flushedAgain = LockedValue(false)
@@ -114,12 +115,12 @@ struct WriteSchedulerTests {
         DispatchQueue.global().async {
             try? store.writes.flush(store)
         }
-        #expect(await fileSuiteEventually { flushedAgain.value }, "the flush that followed a write deadlocked")
+        try await waitUntil("the flush that followed a write to finish, not deadlock") { flushedAgain.value }
         #expect(ledger.counts.written == 2)
         #expect(ledger.counts.writes == 2)
     }
 
-    @Test func aReleasedOwnerWithPendingChangesIsKeptUntilTheyAreWritten() async {
+    @Test func aReleasedOwnerWithPendingChangesIsKeptUntilTheyAreWritten() async throws {
         let ledger = WriteLedger()
         weak var weakStore: CountingStore?
         do {
@@ -128,7 +129,7 @@ struct WriteSchedulerTests {
             store.change()
         }
         // Nobody holds the store but its scheduled write, which writes it, then lets it go.
-        #expect(await fileSuiteEventually { ledger.counts.written == 1 && weakStore == nil })
+        try await waitUntil { ledger.counts.written == 1 && weakStore == nil }
     }
 
     @Test func aScheduledWriteHoldsItsOwnerAndNothingElseDoes() {

@@ -1,5 +1,6 @@
 @_spi(Testing) import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("FileSuite basics")
@@ -23,8 +24,7 @@ struct FileSuiteBasicsTests {
         let directory = try FileSuiteTemporaryDirectory()
         let suite = directory.suite()
         suite.set(1, forKey: "a")
-        let isWritten = await fileSuiteEventually { ((try? directory.storedValues())?["a"] as? Int) == 1 }
-        #expect(isWritten)
+        try await waitUntil("the value in the file") { ((try? directory.storedValues())?["a"] as? Int) == 1 }
     }
 
     @Test func manyWritesAreCoalescedIntoFewFileWrites() throws {

@@ -1,5 +1,6 @@
 @_spi(Testing) import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -17,17 +18,11 @@ struct FileSuiteCrashTests {
         var totalAcknowledged = 0
         var roundsKilledMidWrite = 0
         for round in 0..<200 {
-            let child = try ChildProcess.start(["filesuite-ack-loop", directory.path, "crash"])
-            let output = child.output.fileHandleForReading
-            guard output.readLine() == "ready" else {
-                Issue.record("round \(round): the writer did not start")
-                child.process.terminate()
-                return
-            }
+            let child = try TestHelper.start(["filesuite-ack-loop", directory.path, "crash"])
+            _ = try child.line { $0 == "ready" }
             usleep(UInt32.random(in: 0...15_000))
-            kill(child.process.processIdentifier, SIGKILL)
-            child.process.waitUntilExit()
-            let text = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
+            child.kill()
+            let text = try child.finish().output
             // A line cut short by the kill is not an acknowledgement.
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             let acknowledged = lines.compactMap { Int($0) }

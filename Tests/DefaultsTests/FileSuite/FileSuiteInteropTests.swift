@@ -6,7 +6,7 @@ import Testing
 @Suite("FileSuite interop with Foundation")
 struct FileSuiteInteropTests {
     static func expectedSample() throws -> String {
-        let result = try ChildProcess.run(["sample-describe"])
+        let result = try TestHelper.run(["sample-describe"])
         #expect(result.status == 0)
         return result.output
     }
@@ -14,7 +14,7 @@ struct FileSuiteInteropTests {
     @Test func foundationReadsWhatTheFileSuiteWrites() throws {
         let directory = try FileSuiteTemporaryDirectory()
         try writeSampleWithFileSuite(directory: directory, name: "interop")
-        let read = try ChildProcess.run(
+        let read = try TestHelper.run(
             ["foundation-read", "interop"], environment: ["XDG_CONFIG_HOME": directory.path])
         #expect(read.status == 0, "\(read.error)")
         #expect(read.output == (try Self.expectedSample()))
@@ -22,12 +22,12 @@ struct FileSuiteInteropTests {
 
     @Test func theFileSuiteReadsWhatFoundationWrites() throws {
         let directory = try FileSuiteTemporaryDirectory()
-        let write = try ChildProcess.run(
+        let write = try TestHelper.run(
             ["foundation-write", "fromFoundation"], environment: ["XDG_CONFIG_HOME": directory.path])
         #expect(write.status == 0, "\(write.error)")
         // Foundation's own layout: mode 0600, in Foundation's file for the suite.
         #expect(try fileSuitePermissions(of: directory.fileURL("fromFoundation").path) == 0o600)
-        let read = try ChildProcess.run(["filesuite-describe", directory.path, "fromFoundation"])
+        let read = try TestHelper.run(["filesuite-describe", directory.path, "fromFoundation"])
         #expect(read.status == 0, "\(read.error)")
         #expect(read.output == (try Self.expectedSample()))
 
@@ -47,9 +47,9 @@ struct FileSuiteInteropTests {
     @Test func everyBuiltInTypeRoundTripsAcrossAProcessRestart() throws {
         let directory = try FileSuiteTemporaryDirectory()
         // The writer exits without flushing: the exit handler stores the values.
-        let write = try ChildProcess.run(["types-write", directory.path, "types"])
+        let write = try TestHelper.run(["types-write", directory.path, "types"])
         #expect(write.status == 0, "\(write.error)")
-        let read = try ChildProcess.run(["types-read", directory.path, "types"])
+        let read = try TestHelper.run(["types-read", directory.path, "types"])
         #expect(read.status == 0, "\(read.error)")
         #expect(read.output == "OK\n")
     }

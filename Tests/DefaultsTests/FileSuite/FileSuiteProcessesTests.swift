@@ -1,5 +1,6 @@
 @_spi(Testing) import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -13,11 +14,11 @@ struct FileSuiteProcessesTests {
     @Test func concurrentWritersLoseNoKeys() throws {
         let directory = try FileSuiteTemporaryDirectory()
         let children = try (0..<4).map { index in
-            try ChildProcess.start(["filesuite-write-keys", directory.path, "shared", "p\(index)-", "2500", "250"])
+            try TestHelper.start(["filesuite-write-keys", directory.path, "shared", "p\(index)-", "2500", "250"])
         }
         for child in children {
-            child.process.waitUntilExit()
-            #expect(child.process.terminationStatus == 0)
+            let result = try child.finish()
+            #expect(result.status == 0, "\(result)")
         }
         let stored = try directory.storedValues("shared")
         #expect(stored.count == 10_000)
@@ -35,7 +36,7 @@ struct FileSuiteProcessesTests {
         let suite = directory.suite("merge")
         suite.set("mine", forKey: "local")
         try suite.flush()
-        let child = try ChildProcess.run(["filesuite-set", directory.path, "merge", "remote", "theirs"])
+        let child = try TestHelper.run(["filesuite-set", directory.path, "merge", "remote", "theirs"])
         #expect(child.status == 0, "\(child.error)")
         suite.set("mine again", forKey: "local2")
         try suite.flush()
@@ -54,10 +55,9 @@ struct FileSuiteProcessesTests {
         suite.set("same", forKey: "unchanged")
         try suite.flush()
         let recorder = FileSuiteChangeRecorder(suite)
-        let child = try ChildProcess.run(["filesuite-set", directory.path, "watched", "color", "blue"])
+        let child = try TestHelper.run(["filesuite-set", directory.path, "watched", "color", "blue"])
         #expect(child.status == 0, "\(child.error)")
-        let isSeen = await recorder.wait { $0.origin == .otherProcess && $0.keys.contains("color") }
-        #expect(isSeen)
+        try await recorder.wait { $0.origin == .otherProcess && $0.keys.contains("color") }
         #expect(suite.object(forKey: "color") as? String == "blue")
         #expect(!recorder.changes.contains { $0.keys.contains("unchanged") })
     }
@@ -67,18 +67,17 @@ struct FileSuiteProcessesTests {
         let directory = try FileSuiteTemporaryDirectory()
         let suite = directory.suite("fromFoundation")
         let recorder = FileSuiteChangeRecorder(suite)
-        let child = try ChildProcess.run(
+        let child = try TestHelper.run(
             ["foundation-write", "fromFoundation"], environment: ["XDG_CONFIG_HOME": directory.path])
         #expect(child.status == 0, "\(child.error)")
-        let isSeen = await recorder.wait { $0.origin == .otherProcess && $0.keys.contains("int") }
-        #expect(isSeen)
+        try await recorder.wait { $0.origin == .otherProcess && $0.keys.contains("int") }
         #expect(suite.object(forKey: "int") as? Int == 42)
     }
 
     /// Values written without a flush are stored at normal exit…
     @Test func pendingWritesAreFlushedAtExit() throws {
         let directory = try FileSuiteTemporaryDirectory()
-        let child = try ChildProcess.run(["filesuite-set", directory.path, "exit", "key", "value", "--no-flush"])
+        let child = try TestHelper.run(["filesuite-set", directory.path, "exit", "key", "value", "--no-flush"])
         #expect(child.status == 0, "\(child.error)")
         #expect(try directory.storedValues("exit")["key"] as? String == "value")
     }
@@ -87,31 +86,10 @@ struct FileSuiteProcessesTests {
     @Test(arguments: [SIGTERM, SIGINT])
     func pendingWritesAreFlushedOnTerminationSignals(signal: Int32) async throws {
         let directory = try FileSuiteTemporaryDirectory()
-        let child = try ChildProcess.start(["filesuite-wait-signal", directory.path, "signal", "key", "value"])
-        let ready = child.output.fileHandleForReading.readLine()
-        #expect(ready == "ready")
-        kill(child.process.processIdentifier, signal)
-        let hasExited = await fileSuiteEventually { !child.process.isRunning }
-        #expect(hasExited, "the signal did not end the process")
-        if !hasExited {
-            kill(child.process.processIdentifier, SIGKILL)
-        }
-        child.process.waitUntilExit()
-        #expect(child.process.terminationReason == .uncaughtSignal)
-        #expect(child.process.terminationStatus == signal)
+        let child = try TestHelper.start(["filesuite-wait-signal", directory.path, "signal", "key", "value"])
+        _ = try await child.line { $0 == "ready" }
+        child.signal(signal)
+        #expect(try await child.wait() == .signaled(signal))
         #expect(try directory.storedValues("signal")["key"] as? String == "value")
-    }
-}
-
-extension FileHandle {
-    /// Reads one line, without its newline; `nil` at end of file.
-    func readLine() -> String? {
-        var bytes: [UInt8] = []
-        while true {
-            let data = readData(ofLength: 1)
-            guard let byte = data.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
     }
 }

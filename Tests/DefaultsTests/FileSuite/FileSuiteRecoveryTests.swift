@@ -2,6 +2,7 @@
 import DefaultsPropertyList
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -86,10 +87,9 @@ struct FileSuiteRecoveryTests {
         let recorder = FileSuiteChangeRecorder(suite)
         // Another program writes garbage in place.
         try Data("not a plist".utf8).write(to: directory.fileURL())
-        let isReported = await fileSuiteEventually { !reported.withLock { $0.isEmpty } }
-        #expect(isReported)
+        try await waitUntil("a reported problem") { !reported.withLock { $0.isEmpty } }
         #expect(reported.withLock { $0.first?.kind } == .unreadable)
-        #expect(await recorder.wait { $0.origin == .otherProcess && $0.keys.contains("a") })
+        try await recorder.wait { $0.origin == .otherProcess && $0.keys.contains("a") }
         #expect(suite.object(forKey: "a") == nil)
         #expect(try directory.files(startingWith: "test.plist.corrupt-").count == 1)
     }
@@ -224,7 +224,7 @@ struct FileSuiteRecoveryTests {
     /// process; the value stays in memory and is stored once the limit is lifted.
     @Test func fileSizeLimit() throws {
         let directory = try FileSuiteTemporaryDirectory()
-        let result = try ChildProcess.run(["filesuite-file-size-limit", directory.path, "limited"])
+        let result = try TestHelper.run(["filesuite-file-size-limit", directory.path, "limited"])
         #expect(result.status == 0, "\(result.error)")
         #expect(
             result.output == "flush failed: writeFailed\nin memory: 10000\nproblems: writeFailed\nretry succeeded\n")

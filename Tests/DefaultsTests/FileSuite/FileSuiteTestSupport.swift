@@ -2,6 +2,7 @@
 import DefaultsPropertyList
 import Foundation
 import Synchronization
+import TestSupport
 
 /// A fresh directory per test, removed when the test ends, so that tests run in parallel.
 final class FileSuiteTemporaryDirectory {
@@ -75,21 +76,12 @@ final class FileSuiteChangeRecorder: Sendable {
         storage.changes.withLock { $0 }
     }
 
-    /// Waits until a recorded change satisfies `predicate`, or `timeout` passes. A generous
-    /// timeout, never a timing assertion.
-    func wait(timeout: Duration = .seconds(30), until predicate: (SuiteChange) -> Bool) async -> Bool {
-        await fileSuiteEventually(timeout: timeout) { self.changes.contains(where: predicate) }
+    /// Waits until a recorded change satisfies `predicate`.
+    func wait(fileID: String = #fileID, line: Int = #line, until predicate: (SuiteChange) -> Bool) async throws {
+        try await waitUntil("a change, among \(changes)", fileID: fileID, line: line) {
+            self.changes.contains(where: predicate)
+        }
     }
-}
-
-/// Polls `condition` until it holds or `timeout` passes.
-func fileSuiteEventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
 }
 
 /// The permission bits of a path.
@@ -98,19 +90,9 @@ func fileSuitePermissions(of path: String) throws -> Int {
     return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
 }
 
-/// Runs a shell command; for setting up file systems in tests (mount, chattr).
+/// Runs a shell command; for setting up file systems in tests (mount, chattr). Its exit status,
+/// -1 when it could not run.
 @discardableResult
 func fileSuiteShell(_ command: String) -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", command]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    do {
-        try process.run()
-    } catch {
-        return -1
-    }
-    process.waitUntilExit()
-    return process.terminationStatus
+    (try? ChildProcess.run("/bin/sh", ["-c", command]))?.status ?? -1
 }

@@ -116,7 +116,7 @@ extension Integrations {
                 )
                 .setting(Defaults.Key<String?>("nickname", suite: keys), to: nil)
 
-            let result = try ChildProcess.run(
+            let result = try TestHelper.run(
                 ["launch-arguments-read", directory.path, suiteName] + overrides.arguments,
                 environment: ["XDG_CONFIG_HOME": directory.path]
             )

@@ -12,13 +12,13 @@ extension ObservationTests {
             let key = Defaults.Key<Int>("counter", default: 0, suite: suite)
             let recorder = ObservationRecorder<Int>()
             let task = recordUpdates(Defaults.updates(key), into: recorder)
-            #expect(await recorder.wait(count: 1))
+            try await recorder.wait(count: 1)
 
-            let result = try ChildProcess.run([
+            let result = try TestHelper.run([
                 "observation-write", ObservationFiles.directory.path, name, "counter", "42",
             ])
             #expect(result.status == 0, "\(result.error)")
-            #expect(await recorder.wait(count: 2))
+            try await recorder.wait(count: 2)
             #expect(recorder.values == [0, 42])
 
             task.cancel()
@@ -38,11 +38,11 @@ extension ObservationTests {
             }
             defer { observation.invalidate() }
 
-            let result = try ChildProcess.run([
+            let result = try TestHelper.run([
                 "observation-write", ObservationFiles.directory.path, name, "volume", "9",
             ])
             #expect(result.status == 0, "\(result.error)")
-            #expect(await recorder.wait(count: 1))
+            try await recorder.wait(count: 1)
             #expect(recorder.values == ["2→9"])
             #expect(Defaults[key] == 9)
         }

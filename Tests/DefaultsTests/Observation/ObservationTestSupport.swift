@@ -1,6 +1,7 @@
 import Defaults
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// Every observation test, grouped so that `--filter Observation` selects them.
@@ -68,26 +69,10 @@ final class ObservationRecorder<Value: Sendable>: Sendable {
         storage.withLock { $0.count }
     }
 
-    /// Waits until at least `count` values arrived. The timeout only keeps a broken test from
-    /// hanging; nothing is measured.
-    func wait(count: Int, timeout: Duration = .seconds(30)) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while self.count < count {
-            if ContinuousClock.now > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return true
+    /// Waits until at least `count` values arrived.
+    func wait(count: Int, fileID: String = #fileID, line: Int = #line) async throws {
+        try await waitUntil("\(count) values, not \(values)", fileID: fileID, line: line) { self.count >= count }
     }
-}
-
-/// Waits until `condition` holds. The timeout only keeps a broken test from hanging.
-func observationEventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return true
 }
 
 /// Iterates `updates` in a task of its own, recording each element, as an app would.

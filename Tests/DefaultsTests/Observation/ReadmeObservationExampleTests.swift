@@ -1,6 +1,7 @@
 @_spi(Observation) import Defaults
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// The keys of the README's observation examples, in a suite of their own.
@@ -16,14 +17,14 @@ extension ObservationTests {
     /// The README's observation examples, written with implicit members as users write them.
     @Suite("README examples", .serialized)
     struct ReadmeObservationExampleTests {
-        @Test func updatesExamples() async {
+        @Test func updatesExamples() async throws {
             let values = ObservationRecorder<String>()
             let single = Task {
                 for await isOn in Defaults.updates(.observedUnicornMode) {
                     values.append("unicorn \(isOn)")
                 }
             }
-            #expect(await values.wait(count: 1))
+            try await values.wait(count: 1)
             let tuple = Task {
                 for await (isOn, volume) in Defaults.updates(.observedUnicornMode, .observedVolume, initial: false) {
                     values.append("tuple \(isOn) \(volume)")
@@ -34,9 +35,9 @@ extension ObservationTests {
                     values.append("any")
                 }
             }
-            #expect(await observationEventually { readmeObservationSuite.changes.observerCount == 3 })
+            try await waitUntil { readmeObservationSuite.changes.observerCount == 3 }
             Defaults[.observedUnicornMode] = true
-            #expect(await values.wait(count: 4))
+            try await values.wait(count: 4)
             #expect(Set(values.values) == ["unicorn false", "unicorn true", "tuple true 5", "any"])
             for task in [single, tuple, any] {
                 task.cancel()
@@ -46,7 +47,7 @@ extension ObservationTests {
             Defaults.reset(.observedUnicornMode)
         }
 
-        @Test func changesExample() async {
+        @Test func changesExample() async throws {
             let values = ObservationRecorder<String>()
             let task = Task {
                 for await change in Defaults.changes(.observedName) {
@@ -57,9 +58,9 @@ extension ObservationTests {
                     }
                 }
             }
-            #expect(await values.wait(count: 1))
+            try await values.wait(count: 1)
             Defaults[.observedName] = "Ann"
-            #expect(await values.wait(count: 2))
+            try await values.wait(count: 2)
             #expect(values.values == ["initial nil", "update nil to Ann"])
             task.cancel()
             await task.value

@@ -1,5 +1,6 @@
 import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 extension ObservationTests {
@@ -72,7 +73,7 @@ extension ObservationTests {
             writer[Defaults.Key<Int>(keyName, default: 0, suite: writer)] = 5
             try writer.flush()
             // The watcher has reloaded the file before the loop starts.
-            #expect(await observationEventually { Defaults[key] == 5 })
+            try await waitUntil { Defaults[key] == 5 }
             #expect(await firstElements(1, of: updates) == [5])
         }
 
@@ -81,43 +82,32 @@ extension ObservationTests {
             let suite = FileSuite(name: name, directory: ObservationFiles.directory, arguments: [])
             let key = Defaults.Key<Int>("counter", default: 0, suite: suite)
             let updates = Defaults.updates(key, initial: false)
-            let result = try ChildProcess.run([
+            let result = try TestHelper.run([
                 "observation-write", ObservationFiles.directory.path, name, "counter", "42",
             ])
             #expect(result.status == 0, "\(result.error)")
-            #expect(await observationEventually { Defaults[key] == 42 })
+            try await waitUntil { Defaults[key] == 42 }
             #expect(await firstElements(1, of: updates) == [42])
         }
     }
 }
 
 /// Iterates `sequence` until `count` elements arrived, running `after` once the loop has taken
-/// its first element or is waiting for one; `nil` if they did not all arrive in time (the
-/// timeout only keeps a broken test from hanging; nothing is measured).
+/// its first element or is waiting for one; `nil` if they did not all arrive in time.
 private func firstElements<Elements: AsyncSequence & Sendable>(
     _ count: Int,
     of sequence: Elements,
-    after: @escaping @Sendable () -> Void = {},
-    timeout: Duration = .seconds(30)
+    after: @escaping @Sendable () -> Void = {}
 ) async -> [Elements.Element]? where Elements.Element: Sendable {
-    await withTaskGroup(of: [Elements.Element]?.self) { group in
-        group.addTask {
-            var elements: [Elements.Element] = []
-            var iterator = sequence.makeAsyncIterator()
-            while elements.count < count, let element = try? await iterator.next() {
-                elements.append(element)
-                if elements.count == 1 {
-                    after()
-                }
+    try? await withTimeout {
+        var elements: [Elements.Element] = []
+        var iterator = sequence.makeAsyncIterator()
+        while elements.count < count, let element = try await iterator.next() {
+            elements.append(element)
+            if elements.count == 1 {
+                after()
             }
-            return elements.count == count ? elements : nil
         }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
+        return elements.count == count ? elements : nil
     }
 }

@@ -1,5 +1,6 @@
 @_spi(Observation) import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 extension ObservationTests {
@@ -9,7 +10,7 @@ extension ObservationTests {
     @Suite("updates ending")
     struct UpdatesEndingTests {
         @Test(arguments: ObservedSuiteKind.allCases)
-        func aCancelledLoopEndsAtOnceWithoutTheChangesItHolds(kind: ObservedSuiteKind) async {
+        func aCancelledLoopEndsAtOnceWithoutTheChangesItHolds(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
             let updates = Defaults.updates(key, initial: false)
@@ -29,7 +30,7 @@ extension ObservationTests {
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func twoLoopsShareTheChangesAndCancellingOneEndsBoth(kind: ObservedSuiteKind) async {
+        func twoLoopsShareTheChangesAndCancellingOneEndsBoth(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
             let updates = Defaults.updates(key, initial: false)
@@ -40,7 +41,7 @@ extension ObservationTests {
                 Defaults[key] = value
             }
             // Each change is taken once, by one of the loops.
-            #expect(await recorder.wait(count: 20))
+            try await recorder.wait(count: 20)
             #expect(recorder.values.sorted() == Array(1...20))
             first.cancel()
             // The other loop ends too, even with changes made after the cancellation.

@@ -1,12 +1,13 @@
 @_spi(Observation) import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 extension ObservationTests {
     @Suite("updates")
     struct UpdatesTests {
         @Test(arguments: ObservedSuiteKind.allCases)
-        func currentValueFirstThenEachChange(kind: ObservedSuiteKind) async {
+        func currentValueFirstThenEachChange(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
             let recorder = ObservationRecorder<Int>()
@@ -14,12 +15,12 @@ extension ObservationTests {
             defer { task.cancel() }
             Defaults[key] = 1
             Defaults[key] = 2
-            #expect(await recorder.wait(count: 3))
+            try await recorder.wait(count: 3)
             #expect(recorder.values == [0, 1, 2])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func withoutInitialOnlyChanges(kind: ObservedSuiteKind) async {
+        func withoutInitialOnlyChanges(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<String>(uniqueKeyName(), default: "a", suite: suite)
             let recorder = ObservationRecorder<String>()
@@ -29,12 +30,12 @@ extension ObservationTests {
             let task = recordUpdates(updates, into: recorder)
             defer { task.cancel() }
             Defaults[key] = "c"
-            #expect(await recorder.wait(count: 2))
+            try await recorder.wait(count: 2)
             #expect(recorder.values == ["b", "c"])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases, ChangePath.allCases)
-        func everyChangePathArrivesOnce(kind: ObservedSuiteKind, path: ChangePath) async {
+        func everyChangePathArrivesOnce(kind: ObservedSuiteKind, path: ChangePath) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
             let sentinel = Defaults.Key<Int>(uniqueKeyName("sentinel"), default: 0, suite: suite)
@@ -49,12 +50,12 @@ extension ObservationTests {
             path.apply(to: key, value: 7)
             Defaults[sentinel] = 1
             Defaults[key] = 100
-            #expect(await recorder.wait(count: 3))
+            try await recorder.wait(count: 3)
             #expect(recorder.values == [path.setsValue ? 0 : 5, path.setsValue ? 7 : 0, 100])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func equalWritesNotifyNoOne(kind: ObservedSuiteKind) async {
+        func equalWritesNotifyNoOne(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<[String]>(uniqueKeyName(), default: [], suite: suite)
             let recorder = ObservationRecorder<[String]>()
@@ -64,12 +65,12 @@ extension ObservationTests {
             Defaults[key] = ["a"]
             suite[key] = ["a"]
             Defaults[key] = ["a", "b"]
-            #expect(await recorder.wait(count: 3))
+            try await recorder.wait(count: 3)
             #expect(recorder.values == [[], ["a"], ["a", "b"]])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func optionalKeyNotifiesNilOnRemoval(kind: ObservedSuiteKind) async {
+        func optionalKeyNotifiesNilOnRemoval(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<String?>(uniqueKeyName(), suite: suite)
             let recorder = ObservationRecorder<String?>()
@@ -79,12 +80,12 @@ extension ObservationTests {
             Defaults[key] = nil
             Defaults[key] = "again"
             key.reset()
-            #expect(await recorder.wait(count: 5))
+            try await recorder.wait(count: 5)
             #expect(recorder.values == [nil, "unicorn", nil, "again", nil])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func dynamicDefaultReportsComputedValue(kind: ObservedSuiteKind) async {
+        func dynamicDefaultReportsComputedValue(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), suite: suite) { 42 }
             let recorder = ObservationRecorder<Int>()
@@ -92,12 +93,12 @@ extension ObservationTests {
             defer { task.cancel() }
             Defaults[key] = 1
             Defaults.reset(key)
-            #expect(await recorder.wait(count: 3))
+            try await recorder.wait(count: 3)
             #expect(recorder.values == [42, 1, 42])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func severalKeysYieldOnAnyChange(kind: ObservedSuiteKind) async {
+        func severalKeysYieldOnAnyChange(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let first = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
             let second = Defaults.Key<Bool>(uniqueKeyName(), default: false, suite: suite)
@@ -110,22 +111,22 @@ extension ObservationTests {
                 }
             }
             defer { task.cancel() }
-            #expect(await recorder.wait(count: 1))
+            try await recorder.wait(count: 1)
             Defaults[unrelated] = 3
             Defaults[first] = 1
-            #expect(await recorder.wait(count: 2))
+            try await recorder.wait(count: 2)
             Defaults[second] = true
-            #expect(await recorder.wait(count: 3))
+            try await recorder.wait(count: 3)
             // One removeAll changes both keys at once: one element.
             Defaults.removeAll(suite: suite)
-            #expect(await recorder.wait(count: 4))
+            try await recorder.wait(count: 4)
             Defaults[first] = 9
-            #expect(await recorder.wait(count: 5))
+            try await recorder.wait(count: 5)
             #expect(recorder.values == ["0 false", "1 false", "1 true", "0 false", "9 false"])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func variadicKeysYieldTuplesOfCurrentValues(kind: ObservedSuiteKind) async {
+        func variadicKeysYieldTuplesOfCurrentValues(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let other = InMemorySuite()
             let count = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
@@ -143,19 +144,19 @@ extension ObservationTests {
             Defaults[name] = "x"
             Defaults[elsewhere] = 1.5
             name.reset()
-            #expect(await recorder.wait(count: 5))
+            try await recorder.wait(count: 5)
             #expect(recorder.values == ["0 - 0.5", "1 - 0.5", "1 x 0.5", "1 x 1.5", "1 - 1.5"])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func changesSayWhetherInitialOrUpdate(kind: ObservedSuiteKind) async {
+        func changesSayWhetherInitialOrUpdate(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 3, suite: suite)
             let recorder = ObservationRecorder<Defaults.KeyChange<Int>>()
             let task = recordUpdates(Defaults.changes(key), into: recorder)
             defer { task.cancel() }
             Defaults[key] = 4
-            #expect(await recorder.wait(count: 2))
+            try await recorder.wait(count: 2)
             #expect(recorder.values.map(\.newValue) == [3, 4])
             #expect(recorder.values.map(\.oldValue) == [3, 3])
             #expect(recorder.values.map(\.isInitial) == [true, false])
@@ -164,13 +165,13 @@ extension ObservationTests {
             let second = recordUpdates(Defaults.changes(key, initial: false), into: withoutInitial)
             defer { second.cancel() }
             Defaults[key] = 5
-            #expect(await withoutInitial.wait(count: 1))
+            try await withoutInitial.wait(count: 1)
             #expect(withoutInitial.values.map { [$0.oldValue, $0.newValue] } == [[4, 5]])
             #expect(withoutInitial.values.map(\.isInitial) == [false])
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func cancellingTheTaskRemovesTheObserverAndReleasesEverything(kind: ObservedSuiteKind) async {
+        func cancellingTheTaskRemovesTheObserverAndReleasesEverything(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let recorder = ObservationRecorder<Int>()
             weak var weakKey: Defaults.Key<Int>?
@@ -179,7 +180,7 @@ extension ObservationTests {
                 let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
                 weakKey = key
                 task = recordUpdates(Defaults.updates(key), into: recorder)
-                #expect(await recorder.wait(count: 1))
+                try await recorder.wait(count: 1)
                 #expect(suite.changes.observerCount == 1)
             }
             task.cancel()
@@ -190,7 +191,7 @@ extension ObservationTests {
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func leavingTheLoopRemovesTheObserver(kind: ObservedSuiteKind) async {
+        func leavingTheLoopRemovesTheObserver(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
             let task = Task {
@@ -199,7 +200,7 @@ extension ObservationTests {
                 }
             }
             // Wait for the loop's observer, then change the key until the loop leaves.
-            #expect(await observationEventually { suite.changes.observerCount == 1 })
+            try await waitUntil { suite.changes.observerCount == 1 }
             Defaults[key] = 1
             Defaults[key] = 2
             await task.value
@@ -219,7 +220,7 @@ extension ObservationTests {
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func changesMadeOnManyThreadsArriveInOrderOnce(kind: ObservedSuiteKind) async {
+        func changesMadeOnManyThreadsArriveInOrderOnce(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
             let recorder = ObservationRecorder<Int>()
@@ -231,7 +232,7 @@ extension ObservationTests {
                 }
             }
             Defaults[key] = -1
-            #expect(await observationEventually { recorder.values.last == -1 })
+            try await waitUntil { recorder.values.last == -1 }
             let values = recorder.values
             // No two neighbours are equal (each element is a change), and the last is the final value.
             #expect(zip(values, values.dropFirst()).allSatisfy { $0 != $1 })

@@ -74,7 +74,7 @@ extension ObservationTests {
         }
 
         @Test(arguments: ObservedSuiteKind.allCases)
-        func updatesDoNotSeeSuppressedChanges(kind: ObservedSuiteKind) async {
+        func updatesDoNotSeeSuppressedChanges(kind: ObservedSuiteKind) async throws {
             let suite = kind.make()
             let key = Defaults.Key<Int>(uniqueKeyName(), default: 0, suite: suite)
             let recorder = ObservationRecorder<Int>()
@@ -86,7 +86,7 @@ extension ObservationTests {
                 Defaults[key] = 2
             }
             Defaults[key] = 3
-            #expect(await recorder.wait(count: 2))
+            try await recorder.wait(count: 2)
             #expect(recorder.values == [0, 3])
             // The value is stored all the same.
             #expect(Defaults[key] == 3)

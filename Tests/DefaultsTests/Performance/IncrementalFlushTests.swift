@@ -1,6 +1,7 @@
 @_spi(Testing) import Defaults
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 /// A flush encodes only the entries that changed since the last one; the file must still be
@@ -52,7 +53,7 @@ struct IncrementalFlushTests {
             suite.set(index, forKey: "mine\(index)")
         }
         try suite.flush()
-        let child = try ChildProcess.run(["filesuite-set", directory.path, "merged", "theirs", "hello"])
+        let child = try TestHelper.run(["filesuite-set", directory.path, "merged", "theirs", "hello"])
         #expect(child.status == 0, "\(child.error)")
         suite.set(100, forKey: "mine3")
         try suite.flush()
@@ -72,9 +73,9 @@ struct IncrementalFlushTests {
             suite.set(index, forKey: "mine\(index)")
         }
         try suite.flush()
-        let child = try ChildProcess.run(["filesuite-set", directory.path, "reloaded", "mine7", "theirs"])
+        let child = try TestHelper.run(["filesuite-set", directory.path, "reloaded", "mine7", "theirs"])
         #expect(child.status == 0, "\(child.error)")
-        #expect(await fileSuiteEventually { suite.object(forKey: "mine7") as? String == "theirs" })
+        try await waitUntil { suite.object(forKey: "mine7") as? String == "theirs" }
         suite.set(100, forKey: "mine3")
         try suite.flush()
         let stored = try directory.storedValues("reloaded")
@@ -94,7 +95,7 @@ struct IncrementalFlushTests {
         }
         try suite.flush()
         suite.set(100, forKey: "mine3")
-        let child = try ChildProcess.run(["filesuite-set", directory.path, "merged-same", "mine7", "theirs"])
+        let child = try TestHelper.run(["filesuite-set", directory.path, "merged-same", "mine7", "theirs"])
         #expect(child.status == 0, "\(child.error)")
         try suite.flush()
         let stored = try directory.storedValues("merged-same")

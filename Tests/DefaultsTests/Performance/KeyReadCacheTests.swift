@@ -1,6 +1,7 @@
 @_spi(Testing) import Defaults
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// A key keeps the value it read last while its suite's generation is unchanged. These tests
@@ -182,10 +183,9 @@ struct KeyReadCacheTests {
         Defaults[key] = "red"
         try suite.flush()
         #expect(Defaults[key] == "red")
-        let child = try ChildProcess.run(["filesuite-set", directory.path, "shared-cache", "color", "blue"])
+        let child = try TestHelper.run(["filesuite-set", directory.path, "shared-cache", "color", "blue"])
         #expect(child.status == 0, "\(child.error)")
-        let isSeen = await fileSuiteEventually { Defaults[key] == "blue" }
-        #expect(isSeen)
+        try await waitUntil("the other process's value") { Defaults[key] == "blue" }
         #expect(suite.object(forKey: "color") as? String == "blue")
     }
 

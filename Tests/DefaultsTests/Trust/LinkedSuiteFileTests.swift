@@ -50,7 +50,7 @@ extension Trust {
             let direct = FileSuite(fileURL: target, arguments: [])
             direct.set("from the target", forKey: "other")
             try direct.flush()
-            #expect(await recorder.wait { $0.keys.contains("other") })
+            try await recorder.wait { $0.keys.contains("other") }
             #expect(linked.object(forKey: "other") as? String == "from the target")
         }
 

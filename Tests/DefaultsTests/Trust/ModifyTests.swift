@@ -10,14 +10,13 @@ extension Trust {
             let processes = 4
             let increments = 25
             let children = try (0..<processes).map { _ in
-                try ChildProcess.start(
+                try TestHelper.start(
                     ["trust-increment", directory.path, "counter", "count", "\(increments)"],
                     environment: ["XDG_CONFIG_HOME": directory.path])
             }
             for child in children {
-                let output = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                child.process.waitUntilExit()
-                #expect(child.process.terminationStatus == 0 && output == "ok\n", "\(output)")
+                let result = try child.finish()
+                #expect(result.status == 0 && result.output == "ok\n", "\(result)")
             }
             #expect(try directory.storedValues("counter")["count"] as? Int == processes * increments)
         }
@@ -26,14 +25,13 @@ extension Trust {
         @Test func twoProcessesIncrementingTwoHundredTimesEachGiveFourHundred() throws {
             let directory = try FileSuiteTemporaryDirectory()
             let children = try (0..<2).map { _ in
-                try ChildProcess.start(
+                try TestHelper.start(
                     ["trust-increment", directory.path, "pair", "count", "200"],
                     environment: ["XDG_CONFIG_HOME": directory.path])
             }
             for child in children {
-                let output = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                child.process.waitUntilExit()
-                #expect(child.process.terminationStatus == 0 && output == "ok\n", "\(output)")
+                let result = try child.finish()
+                #expect(result.status == 0 && result.output == "ok\n", "\(result)")
             }
             #expect(try directory.storedValues("pair")["count"] as? Int == 400)
         }

@@ -1,6 +1,7 @@
 @_spi(Testing) import Defaults
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 extension Trust {
@@ -19,15 +20,21 @@ extension Trust {
             }
         }
 
-        /// Runs `body` on another thread; `false` if it has not finished after a generous time
-        /// (a deadlock: the thread is then left behind).
-        func finishes(_ body: @escaping @Sendable () -> Void) async -> Bool {
+        /// Runs `body` on another thread and waits for it to finish; fails if it has not after a
+        /// generous time (a deadlock, named by `what`: the thread is then left behind).
+        func finishes(
+            _ what: String, fileID: String = #fileID, line: Int = #line, _ body: @escaping @Sendable () -> Void
+        )
+            async throws
+        {
             let done = Mutex(false)
             Thread {
                 body()
                 done.withLock { $0 = true }
             }.start()
-            return await fileSuiteEventually(timeout: .seconds(60)) { done.withLock { $0 } }
+            try await waitUntil("the call to return: \(what) deadlocked", fileID: fileID, line: line) {
+                done.withLock { $0 }
+            }
         }
 
         @Test func handlerMayFlushAndReloadAfterAFailedWrite() async throws {
@@ -43,7 +50,7 @@ extension Trust {
             // A directory in the file's place makes the write fail.
             try FileManager.default.createDirectory(at: directory.fileURL(), withIntermediateDirectories: true)
             suite.set(1, forKey: "a")
-            #expect(await finishes { try? suite.flush() }, "the handler deadlocked")
+            try await finishes("the handler") { try? suite.flush() }
             #expect(calls.count.withLock { $0 } >= 1)
         }
 
@@ -59,7 +66,7 @@ extension Trust {
             suite.set(1, forKey: "a")
             try suite.flush()
             try Data("garbage {{".utf8).write(to: directory.fileURL())
-            #expect(await finishes { suite.reload() }, "the handler deadlocked")
+            try await finishes("the handler") { suite.reload() }
             #expect(calls.count.withLock { $0 } == 1)
         }
 
@@ -78,13 +85,12 @@ extension Trust {
                 Defaults.modify(seen) { $0 += 1 }
             }
             defer { suite.changes.removeObserver(token) }
-            #expect(
-                await finishes {
-                    Defaults.modify(count) { value in
-                        value += 1
-                        Defaults[mirror] = value
-                    }
-                }, "the observer deadlocked")
+            try await finishes("the observer") {
+                Defaults.modify(count) { value in
+                    value += 1
+                    Defaults[mirror] = value
+                }
+            }
             #expect(Defaults[count] == 1 && Defaults[mirror] == 1 && Defaults[seen] == 1)
             try suite.flush()
             let stored = try directory.storedValues()
@@ -103,13 +109,12 @@ extension Trust {
                 try? suite.flush()
                 suite.reload()
             }
-            #expect(
-                await finishes {
-                    suite.modify(forKey: "a") { (value: inout Any?) in
-                        suite.set(NotAPropertyList(), forKey: "b")
-                        value = 1
-                    }
-                }, "the handler deadlocked")
+            try await finishes("the handler") {
+                suite.modify(forKey: "a") { (value: inout Any?) in
+                    suite.set(NotAPropertyList(), forKey: "b")
+                    value = 1
+                }
+            }
             #expect(calls.count.withLock { $0 } == 1)
             #expect(try directory.storedValues()["a"] as? Int == 1)
         }

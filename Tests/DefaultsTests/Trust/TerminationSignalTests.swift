@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -14,19 +15,14 @@ extension Trust {
             // The race is lost in some runs only; 20 rounds, alternating signals and delays.
             for round in 0..<20 {
                 let name = "signal\(round)"
-                let child = try ChildProcess.start(
+                let child = try TestHelper.start(
                     ["trust-set-then-return", directory.path, name, "key", "value \(round)"],
                     environment: ["XDG_CONFIG_HOME": directory.path])
-                guard child.output.fileHandleForReading.readLine() == "ready" else {
-                    Issue.record("round \(round): the child did not start")
-                    kill(child.process.processIdentifier, SIGKILL)
-                    child.process.waitUntilExit()
-                    return
-                }
+                _ = try child.line { $0 == "ready" }
                 // Before, around and after the 50 ms coalescing window.
                 usleep(UInt32(round % 5) * 20_000)
-                kill(child.process.processIdentifier, round.isMultiple(of: 2) ? SIGTERM : SIGINT)
-                child.process.waitUntilExit()
+                child.signal(round.isMultiple(of: 2) ? SIGTERM : SIGINT)
+                try child.wait()
                 let values = try? directory.storedValues(name)
                 #expect(
                     values?["key"] as? String == "value \(round)",
@@ -39,21 +35,14 @@ extension Trust {
         /// the process).
         @Test func programTakingBlockedSignalsItselfKeepsThem() throws {
             let directory = try FileSuiteTemporaryDirectory()
-            let child = try ChildProcess.start(
+            let child = try TestHelper.start(
                 ["trust-blocked-signals", directory.path, "blocked", "key", "value"],
                 environment: ["XDG_CONFIG_HOME": directory.path])
-            defer {
-                if child.process.isRunning {
-                    kill(child.process.processIdentifier, SIGKILL)
-                    child.process.waitUntilExit()
-                }
-            }
-            try #require(child.output.fileHandleForReading.readLine() == "ready")
-            kill(child.process.processIdentifier, SIGTERM)
-            let rest = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            child.process.waitUntilExit()
-            #expect(child.process.terminationReason == .exit && child.process.terminationStatus == 0)
-            #expect(rest == "handled \(SIGTERM)\n")
+            _ = try child.line { $0 == "ready" }
+            child.signal(SIGTERM)
+            let result = try child.finish()
+            #expect(result.termination == .exited(0))
+            #expect(result.output == "ready\nhandled \(SIGTERM)\n")
             #expect(try directory.storedValues("blocked")["key"] as? String == "value")
         }
 
@@ -61,49 +50,38 @@ extension Trust {
         /// sent to the child ends the child, not the parent.
         @Test func signalToAForkedChildEndsTheChildNotTheParent() throws {
             let directory = try FileSuiteTemporaryDirectory()
-            let parent = try ChildProcess.start(
+            let parent = try TestHelper.start(
                 ["trust-fork", directory.path, "fork"], environment: ["XDG_CONFIG_HOME": directory.path])
-            let line = try #require(parent.output.fileHandleForReading.readLine())
+            let line = try parent.line { $0.hasPrefix("child ") }
             let childID = try #require(Int32(line.dropFirst("child ".count)))
             kill(childID, SIGTERM)
-            let deadline = ContinuousClock.now + .seconds(60)
-            while parent.process.isRunning, ContinuousClock.now < deadline {
-                usleep(10_000)
-            }
-            let hasEnded = !parent.process.isRunning
-            if !hasEnded || parent.process.terminationReason != .exit {
+            let termination: ChildProcess.Termination
+            do {
+                termination = try parent.wait()
+            } catch {
                 // The parent has not waited for the child: the child is still there (and holds the
                 // output pipe open), so no other process can have its ID yet.
                 kill(childID, SIGKILL)
+                throw error
             }
-            if !hasEnded {
-                kill(parent.process.processIdentifier, SIGKILL)
+            if termination != .exited(0) {
+                kill(childID, SIGKILL)
             }
-            parent.process.waitUntilExit()
-            try #require(hasEnded, "the parent did not end: the signal did not end its child")
-            let rest = String(decoding: parent.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(parent.process.terminationReason == .exit, "the parent was ended by a signal")
-            #expect(rest == "child ended by signal \(SIGTERM)\n")
+            #expect(termination == .exited(0), "the parent was ended by a signal")
+            #expect(try parent.finish().output == "\(line)\nchild ended by signal \(SIGTERM)\n")
         }
 
         /// A program that installed its own SIGTERM handler before opening a suite keeps it: its
         /// handler runs, and the process is not ended by the library.
         @Test func programWithItsOwnHandlerKeepsIt() throws {
             let directory = try FileSuiteTemporaryDirectory()
-            let child = try ChildProcess.start(
+            let child = try TestHelper.start(
                 ["trust-own-handler", directory.path, "own"], environment: ["XDG_CONFIG_HOME": directory.path])
-            defer {
-                if child.process.isRunning {
-                    kill(child.process.processIdentifier, SIGKILL)
-                    child.process.waitUntilExit()
-                }
-            }
-            try #require(child.output.fileHandleForReading.readLine() == "ready")
-            kill(child.process.processIdentifier, SIGTERM)
-            let rest = String(decoding: child.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            child.process.waitUntilExit()
-            #expect(child.process.terminationReason == .exit && child.process.terminationStatus == 0)
-            #expect(rest == "own handler ran \(SIGTERM)\n")
+            _ = try child.line { $0 == "ready" }
+            child.signal(SIGTERM)
+            let result = try child.finish()
+            #expect(result.termination == .exited(0))
+            #expect(result.output == "ready\nown handler ran \(SIGTERM)\n")
             #expect(try directory.storedValues("own")["key"] as? String == "value")
         }
 
@@ -114,20 +92,13 @@ extension Trust {
             let directory = try FileSuiteTemporaryDirectory()
             // The race is lost in some runs only.
             for round in 0..<10 {
-                let child = try ChildProcess.start(
+                let child = try TestHelper.start(
                     ["trust-no-suite-left", directory.path, "gone\(round)"],
                     environment: ["XDG_CONFIG_HOME": directory.path])
-                defer {
-                    if child.process.isRunning {
-                        kill(child.process.processIdentifier, SIGKILL)
-                        child.process.waitUntilExit()
-                    }
-                }
-                try #require(child.output.fileHandleForReading.readLine() == "ready")
-                kill(child.process.processIdentifier, round.isMultiple(of: 2) ? SIGTERM : SIGINT)
-                child.process.waitUntilExit()
-                #expect(child.process.terminationReason == .uncaughtSignal, "round \(round)")
-                #expect(child.process.terminationStatus == (round.isMultiple(of: 2) ? SIGTERM : SIGINT))
+                _ = try child.line { $0 == "ready" }
+                let signal = round.isMultiple(of: 2) ? SIGTERM : SIGINT
+                child.signal(signal)
+                #expect(try child.wait() == .signaled(signal), "round \(round)")
                 #expect(try directory.storedValues("gone\(round)")["key"] as? String == "value")
             }
         }

@@ -1,0 +1,13 @@
+import Foundation
+
+/// The path of `name`, an executable of this package built beside the running test binary (the
+/// test target depends on its target, so it is built first).
+public func builtExecutable(_ name: String) -> String {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        .deletingLastPathComponent()
+    // On Apple platforms the tests run inside an .xctest bundle.
+    while directory.pathExtension == "xctest" || ["MacOS", "Contents"].contains(directory.lastPathComponent) {
+        directory = directory.deletingLastPathComponent()
+    }
+    return directory.appendingPathComponent(name).path
+}
