@@ -145,6 +145,8 @@ if arguments.count == 2, arguments[1] == "--flush" {  // P4: a flush of 10,000 k
         try large.flush()
     }
     print("median \(format(samples[samples.count / 2])), p90 \(format(samples[samples.count * 9 / 10]))")
+    let size = (try? FileManager.default.attributesOfItem(atPath: large.fileURL.path)[.size] as? Int) ?? 0
+    print("the durable replace alone:", durableWriteFloor(directory: directory, size: size, count: 251).description)
     exit(0)
 }
 if arguments.count == 2, arguments[1] == "--load" {  // P5: a cold load of the 10,000-key file
@@ -268,6 +270,13 @@ row(
     "\(format(p4)) (p90 \(format(p4Samples[p4Samples.count * 9 / 10])))",
     "\(format(p4UserDefaults)) (p90 \(format(p4UserDefaultsSamples[p4UserDefaultsSamples.count * 9 / 10])))",
     String(format: "%.1f× faster", ratio(p4UserDefaults, p4)), ratio(p4UserDefaults, p4) >= 30)
+
+let floor = durableWriteFloor(
+    directory: directory,
+    size: (try FileManager.default.attributesOfItem(atPath: large.fileURL.path)[.size] as? Int) ?? 0, count: 101)
+row(
+    "— P4's floor: the system calls of a durable replace of a file that size, medians", floor.description, "-",
+    String(format: "flush %.2f× the floor", ratio(p4, floor.total)), nil)
 
 // MARK: P5
 
