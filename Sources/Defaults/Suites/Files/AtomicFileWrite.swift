@@ -101,8 +101,10 @@ enum AtomicFileWrite {
     ///
     /// Every step names the file relative to one descriptor of the directory, opened first, so
     /// that all of them act on the same directory even if its path changes meanwhile, and none
-    /// resolves the path again. The identity is the written descriptor's, taken after the
-    /// rename: the version this write made, never one another writer put there since.
+    /// resolves the path again. The identity is taken after the rename from a descriptor of the
+    /// written file: the version this write made, never one another writer put there since. That
+    /// descriptor is read-only, and the written one is closed before the rename, so that watchers
+    /// see one event for the write (the rename), not also a close-after-write under the file's name.
     static func write(_ data: Data, to target: String) throws -> FileIdentity {
         let directory = (target as NSString).deletingLastPathComponent
         let name = (target as NSString).lastPathComponent
@@ -122,15 +124,33 @@ enum AtomicFileWrite {
         }
         let temporaryPath = (directory as NSString).appendingPathComponent(temporaryName)
         guard fd >= 0 else { throw SystemCallError("create", path: temporaryPath) }
-        defer { close(fd) }
         var isRenamed = false
         defer {
             if !isRenamed { unlinkat(directoryFD, temporaryName, 0) }
         }
-        // The mode given to open is filtered by the umask; Foundation's files are exactly 0600.
-        guard fchmod(fd, 0o600) == 0 else { throw SystemCallError("fchmod", path: temporaryPath) }
-        try PosixFile.writeAll(fd, data, path: temporaryPath)
-        guard PosixFile.retrying({ fsync(fd) }) == 0 else { throw SystemCallError("fsync", path: temporaryPath) }
+        let writtenFD: Int32
+        do {
+            defer { close(fd) }
+            // The mode given to open is filtered by the umask; Foundation's files are exactly 0600.
+            guard fchmod(fd, 0o600) == 0 else { throw SystemCallError("fchmod", path: temporaryPath) }
+            try PosixFile.writeAll(fd, data, path: temporaryPath)
+            guard PosixFile.retrying({ fsync(fd) }) == 0 else {
+                throw SystemCallError("fsync", path: temporaryPath)
+            }
+            // Opened while the written descriptor is, and checked to be the same file.
+            writtenFD = PosixFile.retrying { openat(directoryFD, temporaryName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+            guard writtenFD >= 0 else { throw SystemCallError("open", path: temporaryPath) }
+            var written = stat()
+            var reopened = stat()
+            guard fstat(fd, &written) == 0, fstat(writtenFD, &reopened) == 0,
+                FileIdentity(written).isSameFile(as: FileIdentity(reopened))
+            else {
+                close(writtenFD)
+                throw FileRefusal(
+                    description: "\(temporaryPath) was replaced while it was written; nothing was renamed")
+            }
+        }
+        defer { close(writtenFD) }
         guard renameat(directoryFD, temporaryName, directoryFD, name) == 0 else {
             throw SystemCallError("rename", path: target)
         }
@@ -138,7 +158,7 @@ enum AtomicFileWrite {
         try PosixFile.sync(directory: directoryFD, path: directory)
         // Taken after the rename, which changes the file's status-change time.
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw SystemCallError("fstat", path: target) }
+        guard fstat(writtenFD, &info) == 0 else { throw SystemCallError("fstat", path: target) }
         return FileIdentity(info)
     }
 
