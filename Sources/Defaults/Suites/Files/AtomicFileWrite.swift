@@ -95,40 +95,71 @@ enum AtomicFileWrite {
     }
 
     /// Replaces `target` with `data` and returns only when the new file is durable: a temporary
-    /// file in the same directory, `fsync`, `rename`, then `fsync` of the directory. Returns the
-    /// new file's identity.
+    /// file in the same directory, written and `fsync`ed, renamed over `target`, then an `fsync`
+    /// of the directory (the rename is a change of the directory: without it a crash may bring
+    /// the old file back after the flush returned). Returns the new file's identity.
+    ///
+    /// Every step names the file relative to one descriptor of the directory, opened first, so
+    /// that all of them act on the same directory even if its path changes meanwhile, and none
+    /// resolves the path again. The identity is taken after the rename from a descriptor of the
+    /// written file: the version this write made, never one another writer put there since. That
+    /// descriptor is read-only, and the written one is closed before the rename, so that watchers
+    /// see one event for the write (the rename), not also a close-after-write under the file's name.
     static func write(_ data: Data, to target: String) throws -> FileIdentity {
         let directory = (target as NSString).deletingLastPathComponent
-        var temporaryPath = ""
+        let name = (target as NSString).lastPathComponent
+        let directoryFD = PosixFile.retrying {
+            open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        guard directoryFD >= 0 else { throw SystemCallError("open", path: directory) }
+        defer { close(directoryFD) }
+        var temporaryName = ""
         var fd: Int32 = -1
         for _ in 0..<8 {
-            temporaryPath = (directory as NSString).appendingPathComponent(
-                temporaryPrefix(for: target) + "\(getpid())-" + PosixFile.randomSuffix())
+            temporaryName = temporaryPrefix(for: target) + "\(getpid())-" + PosixFile.randomSuffix()
             fd = PosixFile.retrying {
-                open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+                openat(directoryFD, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             }
             if fd >= 0 || errno != EEXIST { break }
         }
+        let temporaryPath = (directory as NSString).appendingPathComponent(temporaryName)
         guard fd >= 0 else { throw SystemCallError("create", path: temporaryPath) }
         var isRenamed = false
         defer {
-            if !isRenamed { unlink(temporaryPath) }
+            if !isRenamed { unlinkat(directoryFD, temporaryName, 0) }
         }
+        let writtenFD: Int32
         do {
             defer { close(fd) }
             // The mode given to open is filtered by the umask; Foundation's files are exactly 0600.
             guard fchmod(fd, 0o600) == 0 else { throw SystemCallError("fchmod", path: temporaryPath) }
             try PosixFile.writeAll(fd, data, path: temporaryPath)
-            guard PosixFile.retrying({ fsync(fd) }) == 0 else { throw SystemCallError("fsync", path: temporaryPath) }
+            guard PosixFile.retrying({ fsync(fd) }) == 0 else {
+                throw SystemCallError("fsync", path: temporaryPath)
+            }
+            // Opened while the written descriptor is, and checked to be the same file.
+            writtenFD = PosixFile.retrying { openat(directoryFD, temporaryName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+            guard writtenFD >= 0 else { throw SystemCallError("open", path: temporaryPath) }
+            var written = stat()
+            var reopened = stat()
+            guard fstat(fd, &written) == 0, fstat(writtenFD, &reopened) == 0,
+                FileIdentity(written).isSameFile(as: FileIdentity(reopened))
+            else {
+                close(writtenFD)
+                throw FileRefusal(
+                    description: "\(temporaryPath) was replaced while it was written; nothing was renamed")
+            }
         }
-        guard rename(temporaryPath, target) == 0 else { throw SystemCallError("rename", path: target) }
+        defer { close(writtenFD) }
+        guard renameat(directoryFD, temporaryName, directoryFD, name) == 0 else {
+            throw SystemCallError("rename", path: target)
+        }
         isRenamed = true
-        try PosixFile.syncDirectory(of: target)
+        try PosixFile.sync(directory: directoryFD, path: directory)
         // Taken after the rename, which changes the file's status-change time.
-        guard let identity = try PosixFile.identity(at: target) else {
-            throw SystemCallError("stat", path: target, code: ENOENT)
-        }
-        return identity
+        var info = stat()
+        guard fstat(writtenFD, &info) == 0 else { throw SystemCallError("fstat", path: target) }
+        return FileIdentity(info)
     }
 
     /// Removes temporary files left by writers of `target` that died mid-write (killed before

@@ -72,9 +72,14 @@ enum PosixFile {
         let fd = retrying { open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard fd >= 0 else { throw SystemCallError("open", path: directory) }
         defer { close(fd) }
+        try sync(directory: fd, path: directory)
+    }
+
+    /// Makes a rename or removal in the open directory `fd` (at `path`, for messages) durable.
+    static func sync(directory fd: Int32, path: String) throws {
         // Some file systems do not support fsync on a directory; the rename is then as durable as it gets.
         if retrying({ fsync(fd) }) != 0, errno != EINVAL, errno != ENOTSUP {
-            throw SystemCallError("fsync", path: directory)
+            throw SystemCallError("fsync", path: path)
         }
     }
 
