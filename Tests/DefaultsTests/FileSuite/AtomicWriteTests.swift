@@ -1,6 +1,7 @@
 @_spi(Testing) import Defaults
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -66,7 +67,7 @@ struct AtomicWriteTests {
         for round in 0..<5 {
             suite.set(round, forKey: "mine")
             try suite.flush()
-            let child = try ChildProcess.run(["filesuite-set", directory.path, "after", "theirs", "value \(round)"])
+            let child = try TestHelper.run(["filesuite-set", directory.path, "after", "theirs", "value \(round)"])
             #expect(child.status == 0, "\(child.error)")
             suite.reload()
             #expect(suite.object(forKey: "theirs") as? String == "value \(round)")
