@@ -9,21 +9,7 @@ import Synchronization
 /// make the cache miss once more, never serve the value it replaced.
 @usableFromInline
 final class KeyReadCache<Value>: Sendable {
-    // `@unchecked Sendable`: `value` has value semantics (reference types are never cached, see
-    // `init`), and each read returns its own copy.
-    @usableFromInline
-    struct Entry: @unchecked Sendable {
-        @usableFromInline let generation: UInt64
-        @usableFromInline let value: Value
-
-        @inlinable
-        init(generation: UInt64, value: Value) {
-            self.generation = generation
-            self.value = value
-        }
-    }
-
-    @usableFromInline let entry = Mutex<Entry?>(nil)
+    @usableFromInline let entry = Mutex<DecodedValue<UInt64, Value>?>(nil)
 
     /// A cache, or `nil` when `Value` is or holds class instances: two reads would share one
     /// instance, and one reader's mutation would reach the other.
@@ -35,7 +21,7 @@ final class KeyReadCache<Value>: Sendable {
     @inlinable
     func value(at generation: UInt64) -> Value? {
         entry.withLock { entry in
-            guard let entry, entry.generation == generation else { return nil }
+            guard let entry, entry.tag == generation else { return nil }
             return entry.value
         }
     }
@@ -43,8 +29,26 @@ final class KeyReadCache<Value>: Sendable {
     /// Keeps `value`, read at `generation` (loaded before the read).
     @inlinable
     func store(_ value: Value, at generation: UInt64) {
-        let new = Entry(generation: generation, value: value)
+        let new = DecodedValue(tag: generation, value: value)
         entry.withLock { $0 = new }
+    }
+}
+
+/// A decoded value with what tells whether it is still current: the suite generation it was read
+/// at (``KeyReadCache``) or the stored value it was decoded from (``DecodeCache``).
+///
+/// `@unchecked Sendable`: `value`, of the key's `Value` type, need not be `Sendable`. The caches
+/// keep only values of types without reference semantics (their initializers check), so each read
+/// gets its own copy and no instance is shared between threads.
+@usableFromInline
+struct DecodedValue<Tag: Equatable & Sendable, Value>: @unchecked Sendable {
+    @usableFromInline let tag: Tag
+    @usableFromInline let value: Value
+
+    @inlinable
+    init(tag: Tag, value: Value) {
+        self.tag = tag
+        self.value = value
     }
 }
 

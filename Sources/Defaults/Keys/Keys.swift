@@ -11,6 +11,8 @@ extension Defaults {
     ///
     /// Keys are immutable after creation, which is what makes sharing them between threads safe.
     public class Keys: @unchecked Sendable {
+        // `@unchecked`: the compiler checks only final classes; a key's stored properties are
+        // immutable `let`s of Sendable types.
         /// A typed key; written `Key<Value>` inside `extension Defaults.Keys`.
         public typealias Key<Value: Defaults.Serializable> = Defaults.Key<Value>
 

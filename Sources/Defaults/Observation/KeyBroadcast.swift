@@ -12,12 +12,10 @@ import Synchronization
 ///
 /// Only for values with value semantics: observers of a class type each get their own decoded
 /// instance from their own ``ObservationCore``.
-final class KeyBroadcast<Value: Defaults.Serializable>: @unchecked Sendable {
-    // `@unchecked Sendable`: the mutable state is behind `state`; values are value types (see
-    // `isUsable`), handed to another thread only in a joining observer's backlog.
+final class KeyBroadcast<Value: Defaults.Serializable>: Sendable {
 
     /// One observer.
-    final class Subscriber: @unchecked Sendable {
+    final class Subscriber: Sendable {
         let handler: @Sendable (Defaults.KeyChange<Value>) -> Void
         let isValid = Atomic(true)
         private let hasEverBeenTied = Atomic(false)
