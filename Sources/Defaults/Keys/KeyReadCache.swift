@@ -9,7 +9,7 @@ import Synchronization
 /// make the cache miss once more, never serve the value it replaced.
 @usableFromInline
 final class KeyReadCache<Value>: Sendable {
-    @usableFromInline let entry = Mutex<DecodedValue<UInt64, Value>?>(nil)
+    @usableFromInline let entry = Mutex<CopiedValue<(generation: UInt64, value: Value)>?>(nil)
 
     /// A cache, or `nil` when `Value` is or holds class instances: two reads would share one
     /// instance, and one reader's mutation would reach the other.
@@ -21,34 +21,16 @@ final class KeyReadCache<Value>: Sendable {
     @inlinable
     func value(at generation: UInt64) -> Value? {
         entry.withLock { entry in
-            guard let entry, entry.tag == generation else { return nil }
-            return entry.value
+            guard let entry, entry.value.generation == generation else { return nil }
+            return entry.value.value
         }
     }
 
     /// Keeps `value`, read at `generation` (loaded before the read).
     @inlinable
     func store(_ value: Value, at generation: UInt64) {
-        let new = DecodedValue(tag: generation, value: value)
+        let new = CopiedValue((generation: generation, value: value))
         entry.withLock { $0 = new }
-    }
-}
-
-/// A decoded value with what tells whether it is still current: the suite generation it was read
-/// at (``KeyReadCache``) or the stored value it was decoded from (``DecodeCache``).
-///
-/// `@unchecked Sendable`: `value`, of the key's `Value` type, need not be `Sendable`. The caches
-/// keep only values of types without reference semantics (their initializers check), so each read
-/// gets its own copy and no instance is shared between threads.
-@usableFromInline
-struct DecodedValue<Tag: Equatable & Sendable, Value>: @unchecked Sendable {
-    @usableFromInline let tag: Tag
-    @usableFromInline let value: Value
-
-    @inlinable
-    init(tag: Tag, value: Value) {
-        self.tag = tag
-        self.value = value
     }
 }
 

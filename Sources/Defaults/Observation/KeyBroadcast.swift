@@ -64,11 +64,11 @@ final class KeyBroadcast<Value: Defaults.Serializable>: Sendable {
     func join(initial: Bool, handler: @escaping @Sendable (Defaults.KeyChange<Value>) -> Void) -> Subscriber {
         let subscriber = Subscriber(broadcast: self, handler: handler)
         let id = ObjectIdentifier(subscriber)
-        let current = setup.withLock { _ -> Unchecked<Value> in
+        let current = setup.withLock { _ -> CopiedValue<Value> in
             startIfNeeded()
             return state.withLock { state in
                 state.joining[id] = []
-                return Unchecked(state.last ?? key.value(in: key.suite))
+                return CopiedValue(state.last ?? key.value(in: key.suite))
             }
         }.value
         if initial {
@@ -76,7 +76,7 @@ final class KeyBroadcast<Value: Defaults.Serializable>: Sendable {
         }
         // Deliver what came while joining, until nothing is left; then deliveries come from the core.
         while true {
-            let next = state.withLock { state -> Unchecked<Defaults.KeyChange<Value>>? in
+            let next = state.withLock { state -> CopiedValue<Defaults.KeyChange<Value>>? in
                 guard var backlog = state.joining[id], !backlog.isEmpty else {
                     if state.joining.removeValue(forKey: id) != nil, subscriber.isValid.load(ordering: .acquiring) {
                         state.active.append(subscriber)
@@ -85,7 +85,7 @@ final class KeyBroadcast<Value: Defaults.Serializable>: Sendable {
                 }
                 let first = backlog.removeFirst()
                 state.joining[id] = backlog
-                return Unchecked(first)
+                return CopiedValue(first)
             }?.value
             guard let next else { break }
             if subscriber.checkAlive() {
@@ -111,9 +111,9 @@ final class KeyBroadcast<Value: Defaults.Serializable>: Sendable {
     /// Called by the core, one change at a time.
     fileprivate func deliver(_ change: ObservedChange, epoch: Int) {
         let newValue = reader.newValue(change)
-        let sent = Unchecked(newValue)
+        let sent = CopiedValue(newValue)
         let delivery = state.withLock {
-            state -> Unchecked<(targets: [Subscriber], change: Defaults.KeyChange<Value>)>? in
+            state -> CopiedValue<(targets: [Subscriber], change: Defaults.KeyChange<Value>)>? in
             guard state.epoch == epoch else { return nil }
             let old = state.last ?? sent.value
             state.last = sent.value
@@ -122,7 +122,7 @@ final class KeyBroadcast<Value: Defaults.Serializable>: Sendable {
             for id in state.joining.keys {
                 state.joining[id]?.append(keyChange)
             }
-            return Unchecked((state.active, keyChange))
+            return CopiedValue((state.active, keyChange))
         }
         guard let delivery = delivery?.value else { return }
         for subscriber in delivery.targets where subscriber.checkAlive() {
@@ -239,10 +239,4 @@ private struct BroadcastDelivery<Value: Defaults.Serializable>: Sendable {
     func isWanted() -> Bool {
         broadcast?.hasLiveSubscribers() ?? false
     }
-}
-
-/// A value handed out of a lock on the thread that holds it (`KeyBroadcast`'s values are value types).
-private struct Unchecked<Wrapped>: @unchecked Sendable {
-    let value: Wrapped
-    init(_ value: Wrapped) { self.value = value }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// decode it again.
 @usableFromInline
 final class DecodeCache<Value: Defaults.Serializable>: Sendable {
-    private let entry = Mutex<DecodedValue<PropertyListValue, Value>?>(nil)
+    private let entry = Mutex<CopiedValue<(object: PropertyListValue, value: Value)>?>(nil)
 
     /// A cache for `Value`, or `nil` when caching would not help: the type is cheap to decode, or
     /// is or holds class instances (sharing one decoded instance between reads would let one
@@ -20,12 +20,12 @@ final class DecodeCache<Value: Defaults.Serializable>: Sendable {
     @usableFromInline
     func value(for object: Any, decode: () -> Value?) -> Value? {
         let stored = try? PropertyListValue(object)
-        if let stored, let cached = entry.withLock({ $0 }), cached.tag == stored {
-            return cached.value
+        if let stored, let cached = entry.withLock({ $0 }), cached.value.object == stored {
+            return cached.value.value
         }
         guard let value = decode() else { return nil }
         if let stored {
-            entry.withLock { $0 = DecodedValue(tag: stored, value: value) }
+            entry.withLock { $0 = CopiedValue((object: stored, value: value)) }
         }
         return value
     }
