@@ -7,9 +7,7 @@ import Synchronization
 ///
 /// Reads and writes of keys never wait on it: a local change is recorded synchronously (a
 /// digest and a journal entry) and pushed from the engine's own task.
-final class SyncEngine: @unchecked Sendable {
-    // `@unchecked`: `state` is only touched under `lock`. The lock is recursive because applying a
-    // remote value posts a change whose observers run on the same thread, and may write keys.
+final class SyncEngine: Sendable {
 
     static let shared = SyncEngine()
 
@@ -46,10 +44,13 @@ final class SyncEngine: @unchecked Sendable {
         var hasWarnedNoStore = false
     }
 
-    // Journals and suites are touched under `lock` but outside `withState`'s closure, which must
-    // stay short and call nothing that could take the state again (a nested `inout` access).
+    /// Held across a read-compare-record of journals and suites, so that a local change and a
+    /// remote one are never recorded at once. Recursive: applying a remote value posts a change
+    /// whose observers (the engine's own among them) run on the same thread, and may write keys.
     private let lock = NSRecursiveLock()
-    private var state = State()
+    /// The engine's state. `withState`'s closures stay short and call nothing that could take the
+    /// state again: this lock is not recursive.
+    private let state = Mutex(State())
     private let jobs: AsyncStream<Job>.Continuation
     let isDebug = Atomic(false)
 
@@ -65,8 +66,8 @@ final class SyncEngine: @unchecked Sendable {
         }
     }
 
-    private func withState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        try lock.withLock { try body(&state) }
+    private func withState<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
+        state.withLock { body(&$0) }
     }
 
     private func enqueue(_ job: Job) {
