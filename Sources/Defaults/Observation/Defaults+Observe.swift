@@ -14,7 +14,7 @@ extension Defaults {
     /// inside ``Defaults/withoutPropagation(_:)``.
     ///
     /// **Threads.** The handler runs synchronously on the thread that made the change (for a
-    /// change made by another process, the suite's watcher thread), before the write returns. It
+    /// change made by another process, the suite's watcher queue), before the write returns. It
     /// is never called concurrently with itself nor reentrantly: a change made while it runs (by
     /// another thread, or by the handler itself) is delivered right after it returns, on the
     /// thread that is running it. So changes arrive one at a time and in order, and

@@ -10,7 +10,7 @@ import Synchronization
 /// or not (as `defaults watch` does); to observe keys, use the observation APIs above.
 ///
 /// Handlers run synchronously on the thread that made the change (for changes made by another
-/// process, on the suite's watcher thread). They must not block. Suites post only when the value a
+/// process, on the suite's watcher queue). They must not block. Suites post only when the value a
 /// read returns actually changed, and never while holding a lock of their own, so a handler may
 /// read and write the suite.
 public final class SuiteChangeCenter: Sendable {

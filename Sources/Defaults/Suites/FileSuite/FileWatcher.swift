@@ -137,8 +137,9 @@ final class DirectoryEvents: Sendable {
     /// Reads events for as long as the process lives and hands each batch to the listeners whose
     /// file it names.
     private func readEvents() {
-        // Room for many events at once (each a 16-byte header and a padded name of at most 256 bytes).
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Room for several events at once (each a 16-byte header and a padded name, at most 272
+        // bytes); one page, as it stays resident for the life of the process.
+        var buffer = [UInt8](repeating: 0, count: 4 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(inotifyFD, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
