@@ -44,12 +44,14 @@ final class SyncEngine: Sendable {
         var hasWarnedNoStore = false
     }
 
-    /// Held across a read-compare-record of journals and suites, so that a local change and a
-    /// remote one are never recorded at once. Recursive: applying a remote value posts a change
-    /// whose observers (the engine's own among them) run on the same thread, and may write keys.
+    /// Held by every reader and writer of the state and the journals, and across a
+    /// read-compare-record of journals and suites, so that a local change, a remote one and a push
+    /// never interleave. Recursive: applying a remote value posts a change whose observers (the
+    /// engine's own among them) run on the same thread, and may write keys.
     private let lock = NSRecursiveLock()
-    /// The engine's state. `withState`'s closures stay short and call nothing that could take the
-    /// state again: this lock is not recursive.
+    /// The engine's state, only touched holding `lock` (the Mutex makes the engine checked
+    /// `Sendable`). `withState`'s closures stay short and call nothing that could take the state
+    /// again: a nested access would trap.
     private let state = Mutex(State())
     private let jobs: AsyncStream<Job>.Continuation
     let isDebug = Atomic(false)
@@ -67,7 +69,7 @@ final class SyncEngine: Sendable {
     }
 
     private func withState<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
-        state.withLock { body(&$0) }
+        lock.withLock { state.withLock { body(&$0) } }
     }
 
     private func enqueue(_ job: Job) {
