@@ -120,8 +120,8 @@ final class DirectoryEvents: Sendable {
                     }
                 }
                 for (watch, name) in named {
-                    for listener in state.listeners[watch]?.values ?? [:].values
-                    where listener.fileName.elementsEqual(name) {
+                    guard let listeners = state.listeners[watch] else { continue }
+                    for listener in listeners.values where listener.fileName.elementsEqual(name) {
                         due[ObjectIdentifier(listener)] = listener
                     }
                 }
