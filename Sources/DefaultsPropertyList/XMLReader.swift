@@ -17,6 +17,43 @@ struct XMLReader {
 
     private enum Tag {
         case plist, dict, array, key, string, integer, real, `true`, `false`, date, data, other
+
+        /// The tag's name, for messages; `other` has none of its own.
+        var name: StaticString {
+            switch self {
+            case .plist: "plist"
+            case .dict: "dict"
+            case .array: "array"
+            case .key: "key"
+            case .string: "string"
+            case .integer: "integer"
+            case .real: "real"
+            case .true: "true"
+            case .false: "false"
+            case .date: "date"
+            case .data: "data"
+            case .other: "?"
+            }
+        }
+
+        /// The name's bytes read as a little-endian word (first byte lowest), and how many there
+        /// are: a tag in the text is then recognized with one masked compare.
+        var nameWord: (word: UInt64, length: Int) {
+            switch self {
+            case .plist: (0x74_7369_6C70, 5)
+            case .dict: (0x7463_6964, 4)
+            case .array: (0x79_6172_7261, 5)
+            case .key: (0x79_656B, 3)
+            case .string: (0x676E_6972_7473, 6)
+            case .integer: (0x72_6567_6574_6E69, 7)
+            case .real: (0x6C61_6572, 4)
+            case .true: (0x6575_7274, 4)
+            case .false: (0x65_736C_6166, 5)
+            case .date: (0x6574_6164, 4)
+            case .data: (0x6174_6164, 4)
+            case .other: (0, 0)
+            }
+        }
     }
 
     private struct OpenTag {
@@ -63,7 +100,7 @@ struct XMLReader {
             try skipMisc()
             guard pos < end else { throw error(.truncated, "the document ends before </plist>") }
             if !isClosingTag() { throw error(.syntax, "<plist> holds more than one value") }
-            try expectClosingTag("plist")
+            try expectClosingTag(.plist)
         } else {
             value = try parseValue(root)
         }
@@ -77,9 +114,9 @@ struct XMLReader {
     private mutating func parseValue(_ open: OpenTag) throws(PropertyListError) -> PropertyListValue {
         switch open.tag {
         case .string:
-            return .string(open.isEmpty ? "" : try readString(closing: "string"))
+            return .string(open.isEmpty ? "" : try readString(closing: .string))
         case .integer:
-            let text = try requiredContent(open, "integer")
+            let text = try requiredContent(open)
             switch NumberText.parseInteger(text) {
             case .value(let value): return value
             case .invalid: throw error(.syntax, "invalid <integer> \(quoted(text))", at: open.offset)
@@ -87,26 +124,26 @@ struct XMLReader {
                 throw error(.outOfRange, "<integer> \(quoted(text)) does not fit in 64 bits", at: open.offset)
             }
         case .real:
-            let text = try requiredContent(open, "real")
+            let text = try requiredContent(open)
             guard let value = NumberText.parseReal(text) else {
                 throw error(.syntax, "invalid <real> \(quoted(text))", at: open.offset)
             }
             return .real(value)
         case .true:
-            if !open.isEmpty { try expectEmptyContent("true") }
+            if !open.isEmpty { try expectEmptyContent(.true) }
             return .boolean(true)
         case .false:
-            if !open.isEmpty { try expectEmptyContent("false") }
+            if !open.isEmpty { try expectEmptyContent(.false) }
             return .boolean(false)
         case .date:
-            let text = try requiredContent(open, "date")
+            let text = try requiredContent(open)
             guard let interval = NumberText.parseISODate(text) else {
                 throw error(.syntax, "invalid <date> \(quoted(text)); expected yyyy-MM-ddTHH:mm:ssZ", at: open.offset)
             }
             return .date(Date(timeIntervalSinceReferenceDate: interval))
         case .data:
             if open.isEmpty { return .data(Data()) }
-            let text = try readContent(closing: "data")
+            let text = try readContent(closing: .data)
             guard let data = Base64.decode(text) else {
                 throw error(.syntax, "invalid base64 in <data>", at: open.offset)
             }
@@ -146,7 +183,7 @@ struct XMLReader {
             guard pos < end else { throw error(.truncated, "the document ends inside <array>", at: open.offset) }
             guard base[pos] == UInt8(ascii: "<") else { throw unexpectedText() }
             if isClosingTag() {
-                try expectClosingTag("array")
+                try expectClosingTag(.array)
                 return Array(elements[first...])
             }
             let element = try parseValue(try readOpenTag())
@@ -169,14 +206,14 @@ struct XMLReader {
             guard pos < end else { throw error(.truncated, "the document ends inside <dict>", at: open.offset) }
             guard base[pos] == UInt8(ascii: "<") else { throw unexpectedText() }
             if isClosingTag() {
-                try expectClosingTag("dict")
+                try expectClosingTag(.dict)
                 return dictionary
             }
             let keyTag = try readOpenTag()
             guard keyTag.tag == .key else {
                 throw error(.syntax, "expected <key> in <dict>, found \(tagName(keyTag))", at: keyTag.offset)
             }
-            let key = keyTag.isEmpty ? "" : try readString(closing: "key")
+            let key = keyTag.isEmpty ? "" : try readString(closing: .key)
             try skipMisc()
             guard pos < end else { throw error(.truncated, "the document ends after <key>\(key)</key>") }
             guard base[pos] == UInt8(ascii: "<") else { throw unexpectedText() }
@@ -197,34 +234,54 @@ struct XMLReader {
         var count = 0
         var nesting = 0
         var index = start
-        while index < end {
-            guard let found = memchr(base + index, Int32(UInt8(ascii: "<")), end - index) else { break }
-            index = UnsafePointer<UInt8>(found.assumingMemoryBound(to: UInt8.self)) - base + 1
-            guard index < end else { break }
-            if base[index] == UInt8(ascii: "!") {
-                // A comment or a CDATA section: skip to its end, whatever it holds.
-                let closing: StaticString = index + 1 < end && base[index + 1] == UInt8(ascii: "[") ? "]]>" : "-->"
-                guard let close = find(closing, from: index + 1) else { break }
-                index = close + closing.utf8CodeUnitCount
-            } else if hasName("key", at: index) {
-                if nesting == 0 { count += 1 }
-            } else if hasName("dict", at: index) {
-                if !isSelfClosing(from: index) { nesting += 1 }
-            } else if base[index] == UInt8(ascii: "/"), hasName("dict", at: index + 1) {
-                if nesting == 0 { break }
-                nesting -= 1
+        let raw = UnsafeRawPointer(base)
+        // Eight bytes at a time, each `<` in them looked at as the word it starts (tags are a few
+        // bytes apart: too close for `memchr` to pay off). The last 16 bytes are not looked at;
+        // an entry there would only be missing from the count.
+        scan: while index + 16 <= end {
+            var marks = Self.lessThanSigns(in: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            while marks != 0 {
+                let at = index + marks.trailingZeroBitCount / 8
+                marks &= marks - 1
+                let tag = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+                if starts(tag, .key) {
+                    if nesting == 0 { count += 1 }
+                } else if starts(tag, .dict) {
+                    if !isSelfClosing(from: at) { nesting += 1 }
+                } else if starts(tag, .dict, closing: true) {
+                    if nesting == 0 { break scan }
+                    nesting -= 1
+                } else if (tag >> 8) & 0xFF == UInt64(UInt8(ascii: "!")) {
+                    // A comment or a CDATA section: skip to its end, whatever it holds.
+                    let closing: StaticString = (tag >> 16) & 0xFF == UInt64(UInt8(ascii: "[")) ? "]]>" : "-->"
+                    guard let close = find(closing, from: at + 2) else { break scan }
+                    index = close + closing.utf8CodeUnitCount
+                    continue scan
+                }
             }
+            index += 8
         }
         return min(count, (end - start) / 13)
     }
 
-    /// Whether the tag name at `index` is `name`.
-    private func hasName(_ name: StaticString, at index: Int) -> Bool {
-        let length = name.utf8CodeUnitCount
-        guard index + length < end, equals(UnsafeBufferPointer(start: base + index, count: length), name) else {
-            return false
-        }
-        return !isNameByte(base[index + length])
+    /// The high bit of each byte of `word` that is `<`, and no other bit.
+    @inline(__always)
+    private static func lessThanSigns(in word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        let difference = word ^ 0x3C3C_3C3C_3C3C_3C3C  // zero bytes where `word` has '<'
+        // Adding 0x7F to the low seven bits carries into the high bit of every byte but a zero one.
+        return ~(((difference & ones) &+ ones) | difference | ones)
+    }
+
+    /// Whether `word`, the bytes from a `<` read as a little-endian word, starts `<name` (or
+    /// `</name` when `closing`) and the name ends there. The prefix must fit in the word.
+    @inline(__always)
+    private func starts(_ word: UInt64, _ tag: Tag, closing: Bool = false) -> Bool {
+        let (name, length) = tag.nameWord
+        let opening: (bytes: UInt64, count: Int) = closing ? (0x2F3C, 2) : (0x3C, 1)  // "</" or "<"
+        let bits = UInt64(8 * (opening.count + length))
+        return word & ((1 << bits) - 1) == opening.bytes | name << UInt64(8 * opening.count)
+            && !isNameByte(UInt8(truncatingIfNeeded: word >> bits))
     }
 
     /// Whether the tag whose name starts at `index` ends with `/>`.
@@ -236,12 +293,14 @@ struct XMLReader {
 
     // MARK: - Tags
 
+    /// Whether `byte` can be part of a tag name: a letter, a digit, `-`, `_`, `:`, `.` or any
+    /// byte of a non-ASCII character; one bit per ASCII byte, looked up without a branch.
     @inline(__always)
     private func isNameByte(_ byte: UInt8) -> Bool {
-        (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
-            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
-            || byte == UInt8(ascii: ".") || byte >= 0x80
+        // Bits 45 `-`, 46 `.`, 48–57 digits, 58 `:`; then 65–90 `A`–`Z`, 95 `_`, 97–122 `a`–`z`.
+        let low: UInt64 = 0x07FF_6000_0000_0000
+        let high: UInt64 = 0x07FF_FFFE_87FF_FFFE
+        return byte >= 0x80 || ((byte < 64 ? low : high) >> UInt64(byte & 63)) & 1 != 0
     }
 
     /// Whether `pos` is at `</`.
@@ -251,7 +310,52 @@ struct XMLReader {
     }
 
     /// Reads `<name attr="...">` or `<name/>` at `pos`, which must be at `<`.
+    @inline(__always)
     private mutating func readOpenTag() throws(PropertyListError) -> OpenTag {
+        if let open = readPlainOpenTag() { return open }
+        return try readAnyOpenTag()
+    }
+
+    /// `<name>` or `<name/>` of a value tag with nothing else in it, as writers write them between
+    /// all values: recognized by comparing words, or `nil` to leave the tag to the general path.
+    @inline(__always)
+    private mutating func readPlainOpenTag() -> OpenTag? {
+        guard pos + 16 <= end else { return nil }
+        let word = UnsafeRawPointer(base + pos + 1).loadUnaligned(as: UInt64.self)
+        let tag: Tag
+        switch UInt8(truncatingIfNeeded: word) {
+        case UInt8(ascii: "k"): tag = .key
+        case UInt8(ascii: "s"): tag = .string
+        case UInt8(ascii: "i"): tag = .integer
+        case UInt8(ascii: "r"): tag = .real
+        case UInt8(ascii: "t"): tag = .true
+        case UInt8(ascii: "f"): tag = .false
+        case UInt8(ascii: "a"): tag = .array
+        case UInt8(ascii: "d"):
+            switch word & 0xFFFF_FFFF {
+            case Tag.dict.nameWord.word: tag = .dict
+            case Tag.date.nameWord.word: tag = .date
+            case Tag.data.nameWord.word: tag = .data
+            default: return nil
+            }
+        default: return nil
+        }
+        let (name, length) = tag.nameWord
+        guard word & ((1 << UInt64(8 * length)) - 1) == name else { return nil }
+        let offset = pos
+        let after = pos + 1 + length
+        if base[after] == UInt8(ascii: ">") {
+            pos = after + 1
+            return OpenTag(tag: tag, isEmpty: false, offset: offset, nameStart: offset + 1, nameLength: length)
+        }
+        if base[after] == UInt8(ascii: "/"), base[after + 1] == UInt8(ascii: ">") {
+            pos = after + 2
+            return OpenTag(tag: tag, isEmpty: true, offset: offset, nameStart: offset + 1, nameLength: length)
+        }
+        return nil
+    }
+
+    private mutating func readAnyOpenTag() throws(PropertyListError) -> OpenTag {
         let offset = pos
         pos += 1
         let nameStart = pos
@@ -342,8 +446,17 @@ struct XMLReader {
     }
 
     /// Consumes `</name>` (whitespace allowed before `>`).
-    private mutating func expectClosingTag(_ name: StaticString) throws(PropertyListError) {
-        let length = name.utf8CodeUnitCount
+    private mutating func expectClosingTag(_ tag: Tag) throws(PropertyListError) {
+        // The common case, `</name>`, in one masked compare of the name.
+        let (word, length) = tag.nameWord
+        if pos + 16 <= end, isClosingTag(),
+            UnsafeRawPointer(base + pos + 2).loadUnaligned(as: UInt64.self) & ((1 << UInt64(8 * length)) - 1) == word,
+            base[pos + 2 + length] == UInt8(ascii: ">")
+        {
+            pos += length + 3
+            return
+        }
+        let name = tag.name
         let offset = pos
         guard pos + 2 + length <= end else {
             throw error(.truncated, "the document ends before </\(name)>", at: offset)
@@ -359,36 +472,32 @@ struct XMLReader {
     }
 
     /// For `<true></true>`: only whitespace may come before the closing tag.
-    private mutating func expectEmptyContent(_ name: StaticString) throws(PropertyListError) {
+    private mutating func expectEmptyContent(_ tag: Tag) throws(PropertyListError) {
         while pos < end, NumberText.isSpace(base[pos]) { pos += 1 }
-        try expectClosingTag(name)
+        try expectClosingTag(tag)
     }
 
     // MARK: - Content
 
     /// The raw text up to the closing tag; for numbers, dates and data, which have no entities.
-    private mutating func readContent(closing name: StaticString) throws(PropertyListError) -> UnsafeBufferPointer<
-        UInt8
-    > {
+    private mutating func readContent(closing tag: Tag) throws(PropertyListError) -> UnsafeBufferPointer<UInt8> {
         let start = pos
         while pos < end, base[pos] != UInt8(ascii: "<") { pos += 1 }
-        guard pos < end else { throw error(.truncated, "the document ends inside <\(name)>", at: start) }
+        guard pos < end else { throw error(.truncated, "the document ends inside <\(tag.name)>", at: start) }
         let text = UnsafeBufferPointer(start: base + start, count: pos - start)
-        try expectClosingTag(name)
+        try expectClosingTag(tag)
         return text
     }
 
-    private mutating func requiredContent(_ open: OpenTag, _ name: StaticString) throws(PropertyListError)
-        -> UnsafeBufferPointer<
-            UInt8
-        >
-    {
-        guard !open.isEmpty else { throw error(.syntax, "empty <\(name)>", at: open.offset) }
-        return try readContent(closing: name)
+    /// The content of `open`, which must not be empty (`<integer/>` is an error).
+    private mutating func requiredContent(_ open: OpenTag) throws(PropertyListError) -> UnsafeBufferPointer<UInt8> {
+        guard !open.isEmpty else { throw error(.syntax, "empty <\(open.tag.name)>", at: open.offset) }
+        return try readContent(closing: open.tag)
     }
 
     /// Reads the text of a `<string>` or `<key>`, decoding entities and CDATA.
-    private mutating func readString(closing name: StaticString) throws(PropertyListError) -> String {
+    private mutating func readString(closing tag: Tag) throws(PropertyListError) -> String {
+        let name = tag.name
         let start = pos
         var index = pos
         while index < end {
@@ -401,7 +510,7 @@ struct XMLReader {
         if isClosingTag() {
             // The common case: plain text, one String straight from the bytes.
             let string = String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
-            try expectClosingTag(name)
+            try expectClosingTag(tag)
             return string
         }
         scratch.removeAll(keepingCapacity: true)
@@ -414,7 +523,7 @@ struct XMLReader {
             } else if byte == UInt8(ascii: "<") {
                 if isClosingTag() {
                     let string = String(decoding: scratch, as: UTF8.self)
-                    try expectClosingTag(name)
+                    try expectClosingTag(tag)
                     return string
                 } else if hasPrefix("<![CDATA[") {
                     let contentStart = pos + 9

@@ -124,6 +124,13 @@ if arguments.count == 2, arguments[1] == "--writes" {  // P3: writes to a file s
     exit(0)
 }
 
+if arguments.count == 2, arguments[1] == "--int-reads" {  // P1: reads of an unchanged Int
+    let suite = InMemorySuite()
+    let key = Defaults.Key<Int>("intKey", default: 0, suite: suite)
+    Defaults[key] = 42
+    print(format(measure(iterations: 2_000_000, repeats: 5) { _ in consume(Defaults[key]) }))
+    exit(0)
+}
 if arguments.count == 2, arguments[1] == "--codable-reads" {  // P2: reads of an unchanged Codable struct
     struct Profile: Codable, Defaults.Serializable {
         var name: String

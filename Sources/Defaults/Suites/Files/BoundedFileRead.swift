@@ -65,24 +65,36 @@ import Darwin
     /// `expectedSize` is where to start (a file's size); a pipe or a growing file reads on past it.
     static func readAll(_ fd: Int32, limit: Int, expectedSize: Int = 0, path: String) throws -> Data? {
         // One byte more than the expected size, so that the read that finds the end needs no larger
-        // buffer (growing copies the file into an allocation half as large again).
-        var data = Data(count: min(max(expectedSize, 0) + 1, limit + 1))
+        // buffer (growing copies the file into an allocation half as large again). Not zeroed
+        // (`Data(count:)` would be): only the bytes `read` wrote are kept.
+        var capacity = min(max(expectedSize, 0) + 1, limit + 1)
+        guard var buffer = malloc(capacity) else { throw SystemCallError("malloc", path: path, code: ENOMEM) }
         var count = 0
         while true {
-            if count == data.count {
-                guard count <= limit else { return nil }
-                data.count = min(count + max(4096, count / 2), limit + 1)
+            if count == capacity {
+                guard count <= limit else {
+                    free(buffer)
+                    return nil
+                }
+                capacity = min(count + max(4096, count / 2), limit + 1)
+                guard let grown = realloc(buffer, capacity) else {
+                    free(buffer)
+                    throw SystemCallError("realloc", path: path, code: ENOMEM)
+                }
+                buffer = grown
             }
-            let result = data.withUnsafeMutableBytes { buffer in
-                PosixFile.retrying { systemRead(fd, buffer.baseAddress.map { $0 + count }, buffer.count - count) }
+            let result = PosixFile.retrying { [buffer, count, capacity] in
+                systemRead(fd, buffer + count, capacity - count)
             }
-            guard result >= 0 else { throw SystemCallError("read", path: path) }
+            guard result >= 0 else {
+                let error = SystemCallError("read", path: path)
+                free(buffer)
+                throw error
+            }
             if result == 0 { break }
             count += result
         }
-        guard count <= limit else { return nil }
-        data.count = count
-        return data
+        return Data(bytesNoCopy: buffer, count: count, deallocator: .free)
     }
 
     /// Reads a file a user gives as input (`defaults import domain FILE`), `-` meaning standard
