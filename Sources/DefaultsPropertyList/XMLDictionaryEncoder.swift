@@ -100,10 +100,11 @@ public struct XMLDictionaryEncoder: Sendable {
             throw failure
         }
         let data = writer.out.finishData()
-        // Shift the ends of the entries after each changed one by how much it grew or shrank.
+        // Shift the ends of the entries after each changed one by how much it grew or shrank (the
+        // entries before the first are where they were).
         var shift = 0
         var next = 0
-        for index in entryEnds.indices {
+        for index in changed[0].index..<entryEnds.count {
             if next < changed.count, changed[next].index == index {
                 shift = changedEnds[next] - entryEnds[index]
                 entryEnds[index] = changedEnds[next]

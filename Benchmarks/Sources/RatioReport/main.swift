@@ -201,11 +201,19 @@ struct Profile: Codable, Defaults.Serializable {
     var tags: [String]
 }
 
+/// A `Codable` struct of plain values: a copy of it retains nothing.
+struct Point: Codable, Defaults.Serializable {
+    var x: Double
+    var y: Double
+}
+
 let suite = FileSuite(name: "ratios", directory: directory, arguments: [])
 let intKey = Defaults.Key<Int>("intKey", default: 0, suite: suite)
 let profileKey = Defaults.Key<Profile>("profile", default: Profile(name: "", age: 0, tags: []), suite: suite)
 Defaults[intKey] = 42
 Defaults[profileKey] = Profile(name: "Ada", age: 36, tags: ["math", "engines"])
+let pointKey = Defaults.Key<Point>("point", default: Point(x: 0, y: 0), suite: suite)
+Defaults[pointKey] = Point(x: 3, y: 4)
 let dictionary: [String: Any] = ["intKey": 42, "other": "x"]
 guard let userDefaults = UserDefaults(suiteName: smallName) else {
     print("UserDefaults(suiteName:) refused the suite")
@@ -219,6 +227,9 @@ let p1UserDefaults = measure(iterations: 200_000) { _ in consume(userDefaults.in
 // The suite's own share of an uncached read: its lock, the lookup and the cast.
 let p1Suite = measure(iterations: 200_000) { _ in consume(suite.object(forKey: "intKey") as? Int) }
 let (p2, p2P1) = measurePair(iterations: 100_000, { consume(Defaults[profileKey].age) }, { consume(Defaults[intKey]) })
+// The same read of a struct whose copy retains nothing: what P2 costs beyond it is the reference counting.
+let (p2Plain, p2PlainP1) = measurePair(
+    iterations: 100_000, { consume(Defaults[pointKey].x) }, { consume(Defaults[intKey]) })
 row(
     "P1 read vs [String: Any] lookup + cast (≤ 1.0×)", format(p1), format(p1Dictionary),
     String(format: "%.2f×", ratio(p1, p1Dictionary)), ratio(p1, p1Dictionary) <= 1)
@@ -231,6 +242,9 @@ row(
 row(
     "P2 Codable struct read vs P1 (≤ 1.5×)", format(p2), format(p2P1),
     String(format: "%.2f×", ratio(p2, p2P1)), ratio(p2, p2P1) <= 1.5)
+row(
+    "— Codable struct of two Doubles (nothing to retain) vs P1", format(p2Plain), format(p2PlainP1),
+    String(format: "%.2f×", ratio(p2Plain, p2PlainP1)), nil)
 
 // MARK: P3
 

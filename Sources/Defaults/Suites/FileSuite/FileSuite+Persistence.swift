@@ -105,11 +105,9 @@ extension FileSuite {
     /// it the base of the values in memory. Returns the keys whose values changed. Runs holding
     /// the file lock.
     private func mergeWithFile(problems: inout [DefaultsError]) throws -> Set<String> {
-        let loadedIdentity = state.withLock { $0.loadedIdentity }
         // Unchanged since we read or wrote it (the common case): no need to read it again.
-        if let current = try? PosixFile.identity(at: file.path), current == loadedIdentity {
-            return []
-        }
+        if isFileAsLoaded() { return [] }
+        let loadedIdentity = state.withLock { $0.loadedIdentity }
         let values: [String: PropertyListValue]
         let identity: FileIdentity?
         switch readFile(holdingLock: true, problems: &problems) {
@@ -123,6 +121,12 @@ extension FileSuite {
             throw DefaultsError(suite: name, kind: .writeFailed, fileURL: fileURL, message: message)
         }
         return adopt(values, identity: identity, loadedIdentity: loadedIdentity)
+    }
+
+    /// Whether the file at the path is the version the suite last read or wrote.
+    func isFileAsLoaded() -> Bool {
+        guard let identity = try? PosixFile.identity(at: file.path) else { return false }
+        return identity == state.withLock { $0.loadedIdentity }
     }
 
     /// Makes `values`, read from the file as the version `identity`, the base of the values in

@@ -46,13 +46,14 @@ extension FileSuite {
     func reloadIfChanged() {
         // Inside `modify` on this thread, which has just read the file holding its locks.
         guard !isSynchronizingOnThisThread else { return }
+        // Our own writes come back as events too; they leave the file as we recorded it. Checked
+        // first without `io`, so that the event of a flush's rename does not hold up the next flush
+        // (a write that lands after this check has an event of its own).
+        if isFileAsLoaded() { return }
         var problems: [DefaultsError] = []
         let changedKeys = io.withLock { io -> Set<String> in
             let loadedIdentity = state.withLock { $0.loadedIdentity }
-            // Our own writes come back as events too; they leave the file as we recorded it.
-            if let identity = try? PosixFile.identity(at: file.path), identity == loadedIdentity {
-                return []
-            }
+            if isFileAsLoaded() { return [] }
             var found: [DefaultsError] = []
             let values: [String: PropertyListValue]
             let identity: FileIdentity?
