@@ -81,6 +81,7 @@ enum NumberText {
         guard !text.isEmpty, text.count <= 64 else {
             return text.count > 64 ? parseLongReal(text) : nil
         }
+        if let value = ShortDecimal.parse(text) { return value }
         var hasLetter = false
         for byte in text {
             switch byte {
