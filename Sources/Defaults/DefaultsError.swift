@@ -24,7 +24,9 @@ public struct DefaultsError: Error, Sendable, CustomStringConvertible {
         /// Values could not be written to storage; they stay in memory and are written by the next
         /// flush or write that succeeds.
         case writeFailed
-        /// The storage could not be locked against other processes.
+        /// The storage could not be locked against other processes: another process held the lock
+        /// for longer than a write may wait (10 seconds), or the lock file is a link, not a regular
+        /// file, or another user's. The values stay in memory for the next flush.
         case lockFailed
         /// A value has no property-list form (its bridge could not serialize it, or a suite was
         /// given an object that is not a property-list object), so it was not stored.

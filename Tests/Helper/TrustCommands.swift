@@ -39,6 +39,15 @@ enum TrustCommands {
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
+    /// `trust-hold-lock PATH`: takes the exclusive `flock` on PATH (creating it), prints `locked`,
+    /// then holds it until killed, as a writer that hangs holding a suite's lock would.
+    static func holdLock(_ arguments: [String]) {
+        let fd = creat(arguments[0], 0o600)  // (`open` is this enum's own command here)
+        guard fd >= 0, flock(fd, LOCK_EX) == 0 else { FileSuiteCommands.fail("cannot lock \(arguments[0])") }
+        FileSuiteCommands.printFlushed("locked")
+        while true { sleep(60) }
+    }
+
     /// `trust-increment DIR NAME KEY COUNT`: adds 1 to the integer KEY, COUNT times, each with
     /// `Defaults.modify`, then prints `ok`.
     static func increment(_ arguments: [String]) {

@@ -16,19 +16,29 @@ import Darwin
 /// with a new file, and a suite that has never been written has none, so locking it would mean
 /// creating an empty property list just to lock it, visible to Foundation and to every watcher.
 ///
-/// The lock file is opened with `O_NOFOLLOW` and must be a regular file, so that a planted link
-/// is never created through. After taking the lock, the path is checked to still name the locked
-/// file: whoever removes the lock file (`defaults delete`) does so holding it, and a waiter that
-/// then gets the removed file's lock starts again on the new one.
+/// The lock file is opened with `O_NOFOLLOW` and must be a regular file of the user's, so that a
+/// planted link is never created through and another user's file is never waited on. After taking
+/// the lock, the path is checked to still name the locked file: whoever removes the lock file
+/// (`defaults delete`) does so holding it, and a waiter that then gets the removed file's lock
+/// starts again on the new one.
+///
+/// A writer waits at most ``maximumWait`` for another to let go: a write holds the lock for
+/// milliseconds, so a longer wait means a process that hangs holding it, and the write fails
+/// instead of hanging too (its values stay in memory for the next flush).
 enum SuiteFileLock {
-    /// Runs `body` holding the lock on `path`, blocking until it is free. Creates the lock file
-    /// (mode 0600) if needed.
+    /// How long a writer waits for the lock before its write fails.
+    static let maximumWait = Duration.seconds(10)
+
+    /// Runs `body` holding the lock on `path`, waiting up to `maximumWait` for it. Creates the
+    /// lock file (mode 0600) if needed.
     ///
     /// - Throws: ``Failure`` when the lock cannot be taken; what `body` throws otherwise.
-    static func withLock<Result>(path: String, _ body: () throws -> Result) throws -> Result {
+    static func withLock<Result>(
+        path: String, maximumWait: Duration = maximumWait, _ body: () throws -> Result
+    ) throws -> Result {
         let fd: Int32
         do {
-            fd = try lockedDescriptor(path)
+            fd = try lockedDescriptor(path, deadline: .now + maximumWait)
         } catch {
             throw Failure(error: error, isUncreatable: error.operation == uncreatable)
         }
@@ -48,7 +58,9 @@ enum SuiteFileLock {
 
     private static let uncreatable = "create lock file"
 
-    private static func lockedDescriptor(_ path: String) throws(SystemCallError) -> Int32 {
+    private static func lockedDescriptor(
+        _ path: String, deadline: ContinuousClock.Instant
+    ) throws(SystemCallError) -> Int32 {
         while true {
             let fd = PosixFile.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600) }
             guard fd >= 0 else {
@@ -59,8 +71,14 @@ enum SuiteFileLock {
                 close(fd)
                 throw SystemCallError("open lock file (not a regular file)", path: path, code: EINVAL)
             }
-            guard PosixFile.retrying({ flock(fd, LOCK_EX) }) == 0 else {
-                let error = SystemCallError("flock", path: path)
+            // Another user's lock file (planted in a shared directory) is theirs to hold forever.
+            guard info.st_uid == geteuid() else {
+                close(fd)
+                throw SystemCallError("open lock file (another user's)", path: path, code: EPERM)
+            }
+            do {
+                try lock(fd, path: path, deadline: deadline)
+            } catch {
                 close(fd)
                 throw error
             }
@@ -70,6 +88,21 @@ enum SuiteFileLock {
             }
             // Removed or replaced while we waited: lock the file that is there now.
             close(fd)
+        }
+    }
+
+    /// Takes the exclusive lock on `fd`, trying again with growing pauses (0.1 ms up to 10 ms)
+    /// while another process holds it, until `deadline`.
+    private static func lock(_ fd: Int32, path: String, deadline: ContinuousClock.Instant) throws(SystemCallError) {
+        var pause = Duration.microseconds(100)
+        while PosixFile.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
+            guard errno == EWOULDBLOCK else { throw SystemCallError("flock", path: path) }
+            guard ContinuousClock.now < deadline else {
+                throw SystemCallError(
+                    "flock (held by another process throughout the wait)", path: path, code: EWOULDBLOCK)
+            }
+            usleep(useconds_t(pause / .microseconds(1)))
+            pause = min(pause * 2, .milliseconds(10))
         }
     }
 }
