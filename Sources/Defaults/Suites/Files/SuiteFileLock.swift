@@ -91,10 +91,11 @@ enum SuiteFileLock {
         }
     }
 
-    /// Takes the exclusive lock on `fd`, trying again with growing pauses (0.1 ms up to 10 ms)
-    /// while another process holds it, until `deadline`.
+    /// Takes the exclusive lock on `fd`, trying again with growing pauses while another process
+    /// holds it, until `deadline`. The pauses stay short (at most 1 ms), so that a writer that
+    /// takes the lock again and again, with a moment between, cannot keep this one out.
     private static func lock(_ fd: Int32, path: String, deadline: ContinuousClock.Instant) throws(SystemCallError) {
-        var pause = Duration.microseconds(100)
+        var pause = Duration.microseconds(50)
         while PosixFile.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
             guard errno == EWOULDBLOCK else { throw SystemCallError("flock", path: path) }
             guard ContinuousClock.now < deadline else {
@@ -102,7 +103,7 @@ enum SuiteFileLock {
                     "flock (held by another process throughout the wait)", path: path, code: EWOULDBLOCK)
             }
             usleep(useconds_t(pause / .microseconds(1)))
-            pause = min(pause * 2, .milliseconds(10))
+            pause = min(pause * 2, .milliseconds(1))
         }
     }
 }
