@@ -1,4 +1,5 @@
 @_spi(Files) import Defaults
+import DefaultsPropertyList
 import Foundation
 
 /// The administrator's layers of a named domain (`<dir>/<name>.plist` and
@@ -19,5 +20,19 @@ enum DomainAdministration {
         throw CommandFailure(
             "The key \(key) of \(domain.displayName) is managed by the administrator in \(managed.path); "
                 + "it was not written")
+    }
+
+    /// Refuses to replace the whole domain with `values` when the administrator enforces some of
+    /// their keys, naming them and the managed files: those values would be stored and never read.
+    static func refuseReplacement(with values: [String: PropertyListValue], in domain: Domain) throws(CommandFailure) {
+        guard case .named(let name) = domain else { return }
+        let managed = FileSuite.managedFiles(suiteName: name)
+        let refused = values.keys.filter { managed[$0] != nil }.sorted()
+        guard !refused.isEmpty else { return }
+        let files = Set(refused.compactMap { managed[$0]?.path }).sorted()
+        throw CommandFailure(
+            "The \(refused.count == 1 ? "key" : "keys") \(refused.joined(separator: ", ")) of \(domain.displayName) "
+                + "\(refused.count == 1 ? "is" : "are") managed by the administrator in "
+                + "\(files.joined(separator: ", ")); nothing was written")
     }
 }

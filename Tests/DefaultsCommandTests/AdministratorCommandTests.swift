@@ -47,6 +47,25 @@ struct AdministratorCommandTests {
         #expect(layers.sandbox.bytes("com.example.app") == before)
     }
 
+    @Test("Replacing a domain with managed keys in it is refused, naming them, nothing written")
+    func managedKeysInAReplacementRefused() throws {
+        let layers = try Layers()
+        try layers.write(["locked": 1, "pinned": "x"], to: "managed/com.example.app.plist", in: layers.second)
+        #expect(try layers.run("write", "com.example.app", "other", "-int", "2").status == 0)
+        let before = layers.sandbox.bytes("com.example.app")
+        let managedFile = layers.second.appendingPathComponent("managed/com.example.app.plist").path
+        let result = try layers.run("write", "com.example.app", "{ pinned = y; locked = 5; free = 1; }")
+        #expect(result.status == 1, "\(result)")
+        #expect(
+            result.error
+                == "The keys locked, pinned of com.example.app are managed by the administrator in \(managedFile); nothing was written\n"
+        )
+        #expect(layers.sandbox.bytes("com.example.app") == before)
+        // Without the managed keys the replacement goes through.
+        #expect(try layers.run("write", "com.example.app", "{ free = 1; }").status == 0)
+        #expect(try layers.run("read", "com.example.app", "free").output == "1\n")
+    }
+
     @Test("read-source names the layer and the file a value comes from")
     func readSource() throws {
         let layers = try Layers()

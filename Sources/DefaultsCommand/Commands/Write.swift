@@ -45,6 +45,7 @@ struct Write: ParsableCommand {
         let store = DomainStore()
         if arguments.count == 1 {
             let values = try ValueParsing.domainValues(key)
+            try DomainAdministration.refuseReplacement(with: values, in: domain)
             try store.change(domain, replacingDamaged: true) { edit in edit.replaceAll(with: values) }
             return
         }

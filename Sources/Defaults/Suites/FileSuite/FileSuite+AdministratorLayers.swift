@@ -88,6 +88,14 @@ extension FileSuite {
         return (loaded.managed.files[key], loaded.vendor.files[key])
     }
 
+    /// The keys the administrator enforces for the suite `name`, each with the managed file
+    /// that holds it.
+    @_spi(Files) public static func managedFiles(
+        suiteName name: String, directories: [URL] = defaultAdministratorDirectories
+    ) -> [String: URL] {
+        AdministratorLayers(directories: directories, suiteName: name).load().managed.files
+    }
+
     /// Reports a write of a managed key, which changed nothing.
     func reportManagedWrite(_ key: String) {
         let file = administrator.file(forKey: key, managed: true)
