@@ -71,7 +71,15 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite {
     }
 
     public func register(defaults: [String: Any]) {
-        let values = defaults.compactMapValues(PropertyListValue.from)
+        var values: [String: PropertyListValue] = [:]
+        for (key, object) in defaults {
+            do {
+                values[key] = try PropertyListValue(object)
+            } catch {
+                Defaults.logger.warning(
+                    "The default value for key \"\(key)\" in suite \"\(name)\" was not registered: \(error)")
+            }
+        }
         changes.post(SuiteChange(keys: domains.withLock { $0.register(values) }))
     }
 

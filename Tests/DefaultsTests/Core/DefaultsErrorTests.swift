@@ -80,6 +80,20 @@ import Glibc
         #expect(suite.object(forKey: "odd") == nil)
     }
 
+    @Test func defaultValueThatIsNotAPropertyListIsReportedAndTheOthersRegistered() throws {
+        let directory = try FileSuiteTemporaryDirectory()
+        let suite = directory.suite()
+        let reported = Mutex<[DefaultsError]>([])
+        suite.onProblem = { problem in reported.withLock { $0.append(problem) } }
+        suite.register(defaults: ["odd": FileSuiteTemporaryDirectory.self, "volume": 3])
+        let problem = try #require(reported.withLock { $0.first })
+        #expect(problem.kind == .unsupportedValue)
+        #expect(problem.key == "odd")
+        #expect(problem.message.hasSuffix("it was not registered"))
+        #expect(suite.object(forKey: "odd") == nil)
+        #expect(suite.object(forKey: "volume") as? Int == 3)
+    }
+
     @Test func writeOfAManagedKeyNamesTheKeyAndTheFile() throws {
         let sandbox = try AdministratorSandbox()
         let managed = sandbox.managedURL(in: sandbox.first)

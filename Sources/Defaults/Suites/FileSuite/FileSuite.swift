@@ -286,7 +286,14 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     }
 
     public func register(defaults: [String: Any]) {
-        let values = defaults.compactMapValues(PropertyListValue.from)
+        var values: [String: PropertyListValue] = [:]
+        for (key, object) in defaults {
+            guard let value = PropertyListValue.from(object) else {
+                report(unsupportedValueProblem(object, forKey: key, registering: true))
+                continue
+            }
+            values[key] = value
+        }
         if mirrorsRegistrationToStandardUserDefaults {
             UserDefaults.standard.register(defaults: values.mapValues(\.object))
         }
@@ -348,11 +355,13 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
 
     // MARK: Values
 
-    func unsupportedValueProblem(_ object: Any?, forKey key: String) -> DefaultsError {
+    func unsupportedValueProblem(_ object: Any?, forKey key: String, registering: Bool = false) -> DefaultsError {
         let typeName = object.map { "\(type(of: $0))" } ?? "nil"
+        let value = registering ? "default value" : "value"
         return DefaultsError(
             suite: name, kind: .unsupportedValue, key: key, fileURL: fileURL,
-            message: "the value for key \"\(key)\" of type \(typeName) is not a property-list object; it was not stored"
+            message: "the \(value) for key \"\(key)\" of type \(typeName) is not a property-list object; "
+                + "it was not \(registering ? "registered" : "stored")"
         )
     }
 }
