@@ -1,5 +1,6 @@
-@_spi(Observation) import Defaults
+@_spi(Observation) @_spi(Testing) import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 extension ObservationTests {
@@ -45,6 +46,46 @@ extension ObservationTests {
             try await recorder.wait(count: 1)
             #expect(recorder.values == ["2→9"])
             #expect(Defaults[key] == 9)
+        }
+
+        /// The suite's directory is removed while it is watched (a user resetting the app), then
+        /// another process makes it again and writes: the change still reaches the observer.
+        @Test func watchingGoesOnWhenTheDirectoryIsRemovedAndMadeAgain() async throws {
+            let name = "swift-defaults-tests-\(UUID().uuidString)"
+            let directory = ObservationFiles.directory.appendingPathComponent(name, isDirectory: true)
+            let suite = FileSuite(name: name, directory: directory, arguments: [])
+            let key = Defaults.Key<Int>("volume", default: 1, suite: suite)
+            let recorder = ObservationRecorder<Int>()
+            let observation = Defaults.observe(key, options: []) { change in recorder.append(change.newValue) }
+            defer { observation.invalidate() }
+            #expect(suite.isWatching)
+
+            try FileManager.default.removeItem(at: directory)
+            try await waitUntil { !suite.isWatching }
+            let result = try TestHelper.run(["observation-write", directory.path, name, "volume", "7"])
+            #expect(result.status == 0, "\(result.error)")
+            try await recorder.wait(count: 1)
+            #expect(recorder.values == [7])
+            #expect(suite.isWatching)
+
+            // And from then on, as before.
+            let again = try TestHelper.run(["observation-write", directory.path, name, "volume", "8"])
+            #expect(again.status == 0, "\(again.error)")
+            try await recorder.wait(count: 2)
+            #expect(recorder.values == [7, 8])
+        }
+
+        /// Moved away, the directory is no longer the suite's: watching follows the path, not it.
+        @Test func aMovedDirectoryIsNotWatchedInItsNewPlace() async throws {
+            let name = "swift-defaults-tests-\(UUID().uuidString)"
+            let directory = ObservationFiles.directory.appendingPathComponent(name, isDirectory: true)
+            let suite = FileSuite(name: name, directory: directory, arguments: [])
+            try FileManager.default.moveItem(at: directory, to: directory.appendingPathExtension("old"))
+            try await waitUntil { !suite.isWatching }
+            let result = try TestHelper.run(["observation-write", directory.path, name, "volume", "5"])
+            #expect(result.status == 0, "\(result.error)")
+            try await waitUntil { suite.object(forKey: "volume") as? Int == 5 }
+            #expect(suite.isWatching)
         }
     }
 }

@@ -19,16 +19,23 @@ final class DirectoryEvents: Sendable {
         let id: UInt64
     }
 
-    /// One subscriber's file name and its call-back, queued at most once at a time.
+    /// One subscriber's file name and its call-backs, the change call-back queued at most once at
+    /// a time.
     private final class Listener: Sendable {
         let fileName: [UInt8]
         let onChange: @Sendable () -> Void
+        let onGone: @Sendable () -> Void
         let queue = DispatchQueue(label: "swift-defaults file watcher")
         let isQueued = Atomic(false)
 
-        init(fileName: [UInt8], onChange: @escaping @Sendable () -> Void) {
+        init(fileName: [UInt8], onChange: @escaping @Sendable () -> Void, onGone: @escaping @Sendable () -> Void) {
             self.fileName = fileName
             self.onChange = onChange
+            self.onGone = onGone
+        }
+
+        func deliverGone() {
+            queue.async { self.onGone() }
         }
 
         func deliver() {
@@ -57,11 +64,15 @@ final class DirectoryEvents: Sendable {
         thread.start()
     }
 
+    /// Calls `onChange` after events naming `fileName` in `directory`, and `onGone` once if the
+    /// directory goes away (removed or moved: its watch ends, and a directory made again at its
+    /// path is a new one, to subscribe to again).
     func subscribe(
-        directory: String, fileName: String, onChange: @escaping @Sendable () -> Void
+        directory: String, fileName: String, onChange: @escaping @Sendable () -> Void,
+        onGone: @escaping @Sendable () -> Void
     ) -> Subscription? {
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
-        let listener = Listener(fileName: Array(fileName.utf8), onChange: onChange)
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MOVE_SELF)
+        let listener = Listener(fileName: Array(fileName.utf8), onChange: onChange, onGone: onGone)
         return state.withLock { state in
             // The same directory gives the same watch: adding it again under the lock is harmless.
             let watch = inotify_add_watch(inotifyFD, directory, mask)
@@ -70,6 +81,11 @@ final class DirectoryEvents: Sendable {
             state.listeners[watch, default: [:]][state.nextID] = listener
             return Subscription(watch: watch, id: state.nextID)
         }
+    }
+
+    /// Whether `subscription`'s directory is still watched.
+    func isSubscribed(_ subscription: Subscription) -> Bool {
+        state.withLock { $0.listeners[subscription.watch]?[subscription.id] != nil }
     }
 
     func unsubscribe(_ subscription: Subscription) {
@@ -94,6 +110,7 @@ final class DirectoryEvents: Sendable {
             guard count > 0 else { return }
             var named: [(watch: Int32, name: ArraySlice<UInt8>)] = []
             var gone: [Int32] = []
+            var moved: [Int32] = []
             var isOverflow = false
             buffer.withUnsafeBytes { bytes in
                 var offset = 0
@@ -105,13 +122,18 @@ final class DirectoryEvents: Sendable {
                     if mask & UInt32(IN_Q_OVERFLOW) != 0 { isOverflow = true }
                     // The directory went away (or the watch was removed): nothing more comes from it.
                     if mask & UInt32(IN_IGNORED) != 0 { gone.append(watch) }
+                    // Moved: the watch follows the directory, no longer at the suite's path.
+                    if mask & UInt32(IN_MOVE_SELF) != 0 { moved.append(watch) }
                     if length > 0, nameStart + length <= count {
                         named.append((watch, ArraySlice(bytes[nameStart..<(nameStart + length)].prefix { $0 != 0 })))
                     }
                     offset = nameStart + length
                 }
             }
-            let due = state.withLock { state -> [Listener] in
+            for watch in moved {
+                inotify_rm_watch(inotifyFD, watch)  // its IN_IGNORED follows, and ends it
+            }
+            let (due, ended) = state.withLock { state -> ([Listener], [Listener]) in
                 var due: [ObjectIdentifier: Listener] = [:]
                 if isOverflow {
                     // Events were lost: every listener reads its file again.
@@ -125,13 +147,17 @@ final class DirectoryEvents: Sendable {
                         due[ObjectIdentifier(listener)] = listener
                     }
                 }
+                var ended: [Listener] = []
                 for watch in gone {
-                    state.listeners[watch] = nil
+                    if let listeners = state.listeners.removeValue(forKey: watch) { ended += listeners.values }
                 }
-                return Array(due.values)
+                return (Array(due.values), ended)
             }
             for listener in due {
                 listener.deliver()
+            }
+            for listener in ended {
+                listener.deliverGone()
             }
         }
     }

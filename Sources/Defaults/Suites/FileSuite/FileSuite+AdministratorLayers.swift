@@ -217,7 +217,7 @@ final class AdministratorLayers: Sendable {
     func startWatching(_ onChange: @escaping @Sendable () -> Void) {
         let watchers = directories.flatMap { directory in
             [directory, directory.appendingPathComponent("managed", isDirectory: true)].compactMap {
-                FileWatcher(directory: $0.path, fileName: fileName, onChange: onChange)
+                FileWatcher(directory: $0.path, fileName: fileName, onChange: onChange, onGone: {})
             }
         }
         self.watchers.withLock { $0 = watchers }

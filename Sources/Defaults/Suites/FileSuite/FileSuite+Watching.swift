@@ -15,24 +15,58 @@ extension FileSuite {
     /// Starts watching the file's directory for other processes' writes, once the directory
     /// exists (it is created on first write otherwise, and watching starts then). For a suite file
     /// that is a link, the directory of the file it points to is watched too: writers replace that
-    /// file, not the link.
-    func startWatching() {
+    /// file, not the link. Watching starts again when a watched directory went away (removed or
+    /// moved) and is back, or is made again by a write of this suite.
+    ///
+    /// - Parameter creatingDirectory: Whether to create the directory if it is missing.
+    /// - Returns: Whether every watcher is watching.
+    @discardableResult
+    func startWatching(creatingDirectory: Bool = true) -> Bool {
         watchers.withLock { watchers in
-            guard watchers.isEmpty else { return }
-            // Foundation creates the directory on its first write; creating it now lets the watcher
-            // see that write. Failing here is fine: the first write of this suite reports why.
-            try? PosixFile.makeDirectory(file.directory)
+            if !watchers.isEmpty, watchers.allSatisfy(\.isWatching) { return true }
+            for watcher in watchers { watcher.stop() }
+            watchers = []
+            if creatingDirectory {
+                // Foundation creates the directory on its first write; creating it now lets the
+                // watcher see that write. Failing here is fine: the first write reports why.
+                try? PosixFile.makeDirectory(file.directory)
+            }
             var watched = [(file.directory, file.fileName)]
             if let target = try? AtomicFileWrite.target(of: file.path), target != file.path {
                 watched.append(((target as NSString).deletingLastPathComponent, (target as NSString).lastPathComponent))
             }
             for (directory, name) in watched {
-                let watcher = FileWatcher(directory: directory, fileName: name) { [weak self] in
-                    self?.reloadIfChanged()
-                }
+                let watcher = FileWatcher(
+                    directory: directory, fileName: name,
+                    onChange: { [weak self] in self?.reloadIfChanged() },
+                    onGone: { [weak self] in self?.resumeWatching() })
                 watchers += watcher.map { [$0] } ?? []
             }
+            return watchers.count == watched.count
         }
+    }
+
+    /// A watched directory went away: once a second, until it is back (made again by another
+    /// process, or by a write of this suite), watch it again and read what was written meanwhile.
+    /// Stops when the suite is released.
+    private func resumeWatching() {
+        // One attempt at a time, however many watchers ended.
+        guard !isResumingWatching.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) { [weak self] in
+            guard let self else { return }
+            self.isResumingWatching.store(false, ordering: .releasing)
+            if self.startWatching(creatingDirectory: false) {
+                self.reloadIfChanged()
+            } else {
+                self.resumeWatching()
+            }
+        }
+    }
+
+    /// Whether every watcher of the suite's file is watching (`false` after its directory went
+    /// away, until it is back).
+    @_spi(Testing) public var isWatching: Bool {
+        watchers.withLock { !$0.isEmpty && $0.allSatisfy(\.isWatching) }
     }
 
     /// Reads the file again if another process changed it, and posts the keys whose values changed.

@@ -68,6 +68,8 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// cannot apply a file older than one this process has just written.
     let io = Mutex(IOState())
     let watchers = Mutex<[FileWatcher]>([])
+    /// Whether an attempt to watch again a directory that went away is scheduled.
+    let isResumingWatching = Atomic(false)
     let problemHandler = Mutex<(@Sendable (DefaultsError) -> Void)?>(nil)
     let administrator: AdministratorLayers
     /// Writes the pending changes a short while after they are made, on ``flush()``, and again

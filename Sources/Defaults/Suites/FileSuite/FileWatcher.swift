@@ -19,7 +19,13 @@ final class FileWatcher: @unchecked Sendable {
     // `@unchecked`: `source` is set once in `init`; a dispatch source is safe to cancel from any thread.
     private let source: any DispatchSourceFileSystemObject
 
-    init?(directory: String, fileName: String, onChange: @escaping @Sendable () -> Void) {
+    /// Always `true`: the source keeps watching the directory it opened.
+    var isWatching: Bool { true }
+
+    init?(
+        directory: String, fileName: String, onChange: @escaping @Sendable () -> Void,
+        onGone: @escaping @Sendable () -> Void
+    ) {
         let fd = open(directory, O_EVTONLY)
         guard fd >= 0 else { return nil }
         source = DispatchSource.makeFileSystemObjectSource(
@@ -49,9 +55,18 @@ final class FileWatcher: @unchecked Sendable {
 final class FileWatcher: Sendable {
     private let subscription: DirectoryEvents.Subscription
 
-    init?(directory: String, fileName: String, onChange: @escaping @Sendable () -> Void) {
+    /// Whether the directory is still watched: `false` once it was removed or moved.
+    var isWatching: Bool { DirectoryEvents.shared?.isSubscribed(subscription) ?? false }
+
+    /// Watches `fileName` in `directory`: `onChange` after writes to it, `onGone` once if the
+    /// directory goes away, which ends this watcher.
+    init?(
+        directory: String, fileName: String, onChange: @escaping @Sendable () -> Void,
+        onGone: @escaping @Sendable () -> Void
+    ) {
         guard let events = DirectoryEvents.shared,
-            let subscription = events.subscribe(directory: directory, fileName: fileName, onChange: onChange)
+            let subscription = events.subscribe(
+                directory: directory, fileName: fileName, onChange: onChange, onGone: onGone)
         else { return nil }
         self.subscription = subscription
     }
