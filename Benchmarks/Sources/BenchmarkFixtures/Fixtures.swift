@@ -14,9 +14,12 @@ public enum Fixtures {
 
     /// 10,000 keys of mixed, realistic values (numbers, flags, short strings, dates, small
     /// arrays), about the size of the 450 KB file Foundation was first measured with (ARCHITECTURE.md).
-    public static var tenThousandValues: [String: Any] {
+    public static var tenThousandValues: [String: Any] { values(count: 10_000) }
+
+    /// `count` keys of the mix of ``tenThousandValues``.
+    public static func values(count: Int) -> [String: Any] {
         var values: [String: Any] = [:]
-        for index in 0..<10_000 {
+        for index in 0..<count {
             let key = "setting.\(index)".replacingOccurrences(of: ".", with: "-")
             switch index % 6 {
             case 0: values[key] = index
@@ -32,8 +35,13 @@ public enum Fixtures {
 
     /// A file suite holding the 10,000 values, flushed; the file is at `suite.fileURL`.
     public static func tenThousandKeySuite(in directory: URL, name: String = "large") throws -> FileSuite {
+        try keySuite(count: 10_000, in: directory, name: name)
+    }
+
+    /// A file suite holding `count` keys of the mix of ``tenThousandValues``, flushed.
+    public static func keySuite(count: Int, in directory: URL, name: String) throws -> FileSuite {
         let suite = FileSuite(name: name, directory: directory, arguments: [])
-        for (key, value) in tenThousandValues {
+        for (key, value) in values(count: count) {
             suite.set(value, forKey: key)
         }
         try suite.flush()

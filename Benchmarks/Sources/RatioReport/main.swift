@@ -5,6 +5,10 @@ import BenchmarkFixtures
 @_spi(Testing) import Defaults
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Sinks results so the optimizer keeps the work.
 nonisolated(unsafe) var sink = 0
 
@@ -85,20 +89,21 @@ var rows: [(String, String, String, String, String)] = []
 let arguments = CommandLine.arguments
 if arguments.count == 3, arguments[1] == "--memory-child" {
     let url = URL(fileURLWithPath: arguments[2])
-    // Load the code and Foundation's state first, on a small file holding a value of each kind the
-    // large one holds, so that the pages of code first run by the load are not counted as its memory.
+    // Run the code first, writing and loading a file of 1,000 keys of the same mix, so that the
+    // pages of code first run by the load are not counted as its memory. Both warm suites stay
+    // alive until the end, so that the memory they hold is not reused by the load measured.
     let warmDirectory = Fixtures.makeDirectory()
     Fixtures.removeAtExit(directory: warmDirectory, userDefaultsSuites: [])
-    let warm = FileSuite(name: "warm", directory: warmDirectory, arguments: [])
-    let warmValues: [String: Any] = [
-        "int": 1, "string": "a value longer than fifteen bytes", "real": 1.0 / 7, "bool": true,
-        "date": Date(timeIntervalSince1970: 1_700_000_000), "array": [1, 2, 3],
-    ]
-    for (key, value) in warmValues {
-        warm.set(value, forKey: key)
+    guard let warm = try? Fixtures.keySuite(count: 1_000, in: warmDirectory, name: "warm") else { exit(1) }
+    let warmLoaded = FileSuite(fileURL: warm.fileURL, arguments: [])
+    consume(warmLoaded.object(forKey: "setting-1") as? String)
+    // Memory the warm-up freed goes back to the system, so that the load cannot reuse it unseen.
+    #if canImport(Glibc)
+    // `malloc_trim` (glibc's malloc.h, which the Glibc module does not import).
+    if let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+        _ = unsafeBitCast(trim, to: (@convention(c) (Int) -> Int32).self)(0)
     }
-    try? warm.flush()
-    _ = FileSuite(name: "warm", directory: warmDirectory, arguments: []).object(forKey: "a")
+    #endif
     let before = Fixtures.residentBytes()
     let anonymousBefore = Fixtures.anonymousResidentBytes()
     let suite = FileSuite(fileURL: url, arguments: [])
@@ -107,6 +112,7 @@ if arguments.count == 3, arguments[1] == "--memory-child" {
     consume(suite.object(forKey: "setting-1") as? String)
     // All resident memory the load added, then the anonymous part (the heap: values, tables).
     print(after - before, anonymousAfter - anonymousBefore)
+    withExtendedLifetime((warm, warmLoaded)) {}
     exit(0)
 }
 
