@@ -19,17 +19,21 @@ final class DirectoryEvents: Sendable {
         let id: UInt64
     }
 
-    /// One subscriber's file name and its call-backs, the change call-back queued at most once at
-    /// a time.
+    /// One subscriber's file name and its call-backs, run on its serial queue, the change call-back
+    /// queued at most once at a time.
     private final class Listener: Sendable {
         let fileName: [UInt8]
+        let queue: DispatchQueue
         let onChange: @Sendable () -> Void
         let onGone: @Sendable () -> Void
-        let queue = DispatchQueue(label: "swift-defaults file watcher")
         let isQueued = Atomic(false)
 
-        init(fileName: [UInt8], onChange: @escaping @Sendable () -> Void, onGone: @escaping @Sendable () -> Void) {
+        init(
+            fileName: [UInt8], queue: DispatchQueue, onChange: @escaping @Sendable () -> Void,
+            onGone: @escaping @Sendable () -> Void
+        ) {
             self.fileName = fileName
+            self.queue = queue
             self.onChange = onChange
             self.onGone = onGone
         }
@@ -64,15 +68,15 @@ final class DirectoryEvents: Sendable {
         thread.start()
     }
 
-    /// Calls `onChange` after events naming `fileName` in `directory`, and `onGone` once if the
-    /// directory goes away (removed or moved: its watch ends, and a directory made again at its
-    /// path is a new one, to subscribe to again).
+    /// Calls `onChange` on `queue` after events naming `fileName` in `directory`, and `onGone` once
+    /// if the directory goes away (removed or moved: its watch ends, and a directory made again at
+    /// its path is a new one, to subscribe to again).
     func subscribe(
-        directory: String, fileName: String, onChange: @escaping @Sendable () -> Void,
+        directory: String, fileName: String, queue: DispatchQueue, onChange: @escaping @Sendable () -> Void,
         onGone: @escaping @Sendable () -> Void
     ) -> Subscription? {
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MOVE_SELF)
-        let listener = Listener(fileName: Array(fileName.utf8), onChange: onChange, onGone: onGone)
+        let listener = Listener(fileName: Array(fileName.utf8), queue: queue, onChange: onChange, onGone: onGone)
         return state.withLock { state in
             // The same directory gives the same watch: adding it again under the lock is harmless.
             let watch = inotify_add_watch(inotifyFD, directory, mask)

@@ -159,6 +159,8 @@ final class AdministratorLayers: Sendable {
     /// Serializes loads, and keeps where the current values came from.
     private let current = Mutex<(vendor: [String: URL], managed: [String: URL])>(([:], [:]))
     private let watchers = Mutex<[FileWatcher]>([])
+    /// Where the watchers of the administrator's directories call back, one at a time.
+    private let watcherQueue = DispatchQueue(label: "swift-defaults administrator files watcher")
 
     init(directories: [URL], suiteName: String) {
         self.directories = directories
@@ -217,7 +219,8 @@ final class AdministratorLayers: Sendable {
     func startWatching(_ onChange: @escaping @Sendable () -> Void) {
         let watchers = directories.flatMap { directory in
             [directory, directory.appendingPathComponent("managed", isDirectory: true)].compactMap {
-                FileWatcher(directory: $0.path, fileName: fileName, onChange: onChange, onGone: {})
+                FileWatcher(
+                    directory: $0.path, fileName: fileName, queue: watcherQueue, onChange: onChange, onGone: {})
             }
         }
         self.watchers.withLock { $0 = watchers }

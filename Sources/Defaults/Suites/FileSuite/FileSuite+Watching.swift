@@ -37,7 +37,7 @@ extension FileSuite {
             }
             for (directory, name) in watched {
                 let watcher = FileWatcher(
-                    directory: directory, fileName: name,
+                    directory: directory, fileName: name, queue: watcherQueue,
                     onChange: { [weak self] in self?.reloadIfChanged() },
                     onGone: { [weak self] in self?.resumeWatching() })
                 watchers += watcher.map { [$0] } ?? []

@@ -68,6 +68,9 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// cannot apply a file older than one this process has just written.
     let io = Mutex(IOState())
     let watchers = Mutex<[FileWatcher]>([])
+    /// Where the watchers call back: one serial queue, also when the file is a link and both its
+    /// directory and the target's are watched.
+    let watcherQueue = DispatchQueue(label: "swift-defaults file watcher")
     /// Whether an attempt to watch again a directory that went away is scheduled.
     let isResumingWatching = Atomic(false)
     let problemHandler = Mutex<(@Sendable (DefaultsError) -> Void)?>(nil)

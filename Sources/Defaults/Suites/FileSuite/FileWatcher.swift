@@ -23,13 +23,13 @@ final class FileWatcher: @unchecked Sendable {
     var isWatching: Bool { true }
 
     init?(
-        directory: String, fileName: String, onChange: @escaping @Sendable () -> Void,
+        directory: String, fileName: String, queue: DispatchQueue, onChange: @escaping @Sendable () -> Void,
         onGone: @escaping @Sendable () -> Void
     ) {
         let fd = open(directory, O_EVTONLY)
         guard fd >= 0 else { return nil }
         source = DispatchSource.makeFileSystemObjectSource(
-            fileDescriptor: fd, eventMask: [.write, .delete, .rename], queue: .global(qos: .utility)
+            fileDescriptor: fd, eventMask: [.write, .delete, .rename], queue: queue
         )
         source.setEventHandler(handler: onChange)
         source.setCancelHandler { close(fd) }
@@ -50,8 +50,9 @@ final class FileWatcher: @unchecked Sendable {
 /// Every watcher of the process shares one inotify instance and one thread
 /// (``DirectoryEvents``): the kernel allows a user 128 inotify instances by default, across all of
 /// their processes, so one instance per suite would silently stop watching after a few dozen
-/// suites. Call-backs run on a serial queue of the watcher's own, so that a slow observer of one
-/// suite does not hold up the others; events that arrive while a call-back is queued share it.
+/// suites. Call-backs run on the serial queue the owner gives (one per suite, so that a slow
+/// observer of one suite does not hold up the others, and the two watchers of a suite whose file
+/// is a link never call back at once); events that arrive while a call-back is queued share it.
 final class FileWatcher: Sendable {
     private let subscription: DirectoryEvents.Subscription
 
@@ -61,12 +62,12 @@ final class FileWatcher: Sendable {
     /// Watches `fileName` in `directory`: `onChange` after writes to it, `onGone` once if the
     /// directory goes away, which ends this watcher.
     init?(
-        directory: String, fileName: String, onChange: @escaping @Sendable () -> Void,
+        directory: String, fileName: String, queue: DispatchQueue, onChange: @escaping @Sendable () -> Void,
         onGone: @escaping @Sendable () -> Void
     ) {
         guard let events = DirectoryEvents.shared,
             let subscription = events.subscribe(
-                directory: directory, fileName: fileName, onChange: onChange, onGone: onGone)
+                directory: directory, fileName: fileName, queue: queue, onChange: onChange, onGone: onGone)
         else { return nil }
         self.subscription = subscription
     }
