@@ -8,6 +8,7 @@
 #   postgres-cluster.sh stop DIR           stop the server, keep the data (for restart tests)
 #   postgres-cluster.sh restart DIR        start it again on the same port
 #   postgres-cluster.sh destroy DIR        stop the server and delete DIR
+#   postgres-cluster.sh query DIR SQL      run SQL as the superuser; prints the rows, one a line
 #
 # initdb refuses root: as root, the server runs as the `postgres` user.
 set -euo pipefail
@@ -66,8 +67,13 @@ destroy)
     as_owner "$BIN/pg_ctl" -D "$2/data" -m immediate -w stop > /dev/null 2>&1 || true
     case "$2" in /tmp/defaults-postgres.*) rm -rf "$2" ;; esac
     ;;
+query)
+    BIN=$(bindir)
+    port=$(sed -n 4p "$2/data/postmaster.pid")
+    as_owner "$BIN/psql" -h "$2" -p "$port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 -c "$3"
+    ;;
 *)
-    echo "usage: $0 available | start PORT | stop DIR | restart DIR | destroy DIR" >&2
+    echo "usage: $0 available | start PORT | stop DIR | restart DIR | destroy DIR | query DIR SQL" >&2
     exit 2
     ;;
 esac

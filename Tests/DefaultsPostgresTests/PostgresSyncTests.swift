@@ -109,6 +109,32 @@ struct PostgresSyncTests {
         }
     }
 
+    @Test func aServerThatStopsAnsweringIsLeftAndSyncGoesOnOverANewConnection() async throws {
+        try await PostgresCluster.with { cluster in
+            let a = try await machine("a", url: cluster.url, keys: ["frozen"])
+            let b = try await machine("b", url: cluster.url, keys: ["frozen"])
+            try await a.waitForSync()
+            try await b.waitForSync()
+
+            // Freeze the server processes of both machines' connections: the sockets stay open and
+            // nothing answers, as when the server's machine vanishes from the network.
+            let frozen = try cluster.backends(of: "defaults")
+            #expect(frozen.count == 2, "one connection per machine: \(frozen)")
+            for pid in frozen { kill(pid, SIGSTOP) }
+            defer {
+                for pid in frozen { kill(pid, SIGCONT) }
+            }
+
+            // `a`'s push gets no answer and `b` hears of nothing on its frozen connection: both must
+            // give up their connection, reconnect and catch up.
+            try await a.set("frozen", "after-the-freeze")
+            try await b.waitUntil("frozen", is: "after-the-freeze")
+            try await a.waitForSync()
+            let status = try await a.send("status", answer: "status")
+            #expect(status.contains("connected=true pending=0"), "\(status)")
+        }
+    }
+
     @Test func aMachineKilledBeforePushingPushesOnItsNextStart() async throws {
         let nowhere = "postgres://defaults:x@127.0.0.1:\(try PostgresCluster.freePort())/none?sslmode=disable"
         let first = try await machine("a", url: nowhere, keys: ["setting"])
