@@ -75,7 +75,8 @@ struct PostgresSyncTests {
         #expect(first.hasSuffix("-19"), "the winner is some machine's last write: \(first)")
     }
 
-    @Test func aServerOutageLosesNoAcknowledgedWrite() async throws {
+    @Test(arguments: PostgresCluster.StopMode.allCases)
+    func aServerOutageLosesNoAcknowledgedWrite(stop mode: PostgresCluster.StopMode) async throws {
         try await PostgresCluster.with { cluster in
             let keys = (0..<5).flatMap { ["a\($0)", "b\($0)"] } + ["shared"]
             let a = try await machine("a", url: cluster.url, keys: keys)
@@ -83,7 +84,7 @@ struct PostgresSyncTests {
             try await a.waitForSync()
             try await b.waitForSync()
 
-            try cluster.stop()
+            try cluster.stop(mode: mode)
             for index in 0..<5 {
                 try await a.set("a\(index)", "from-a-\(index)")
                 try await b.set("b\(index)", "from-b-\(index)")

@@ -40,7 +40,13 @@ struct PostgresCluster: Sendable {
         throw lastError ?? ScriptError(message: "could not start PostgreSQL")
     }
 
-    func stop() throws { try Self.runScript(["stop", directory]) }
+    /// Stops the server, keeping its data. `immediate` kills every server process at once, as a
+    /// crash would; `fast` tells the clients first.
+    func stop(mode: StopMode = .fast) throws { try Self.runScript(["stop", directory, mode.rawValue]) }
+
+    enum StopMode: String, Sendable, CaseIterable {
+        case fast, immediate
+    }
     func restart() throws { try Self.runScript(["restart", directory]) }
     func destroy() { _ = try? Self.runScript(["destroy", directory]) }
 
