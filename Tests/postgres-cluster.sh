@@ -5,9 +5,12 @@
 #   postgres-cluster.sh start PORT         initdb into a new temp dir, start on 127.0.0.1:PORT,
 #                                          create user `defaults` (password below) and database
 #                                          `defaults_sync`; prints the dir
-#   postgres-cluster.sh stop DIR           stop the server, keep the data (for restart tests)
+#   postgres-cluster.sh stop DIR [MODE]    stop the server, keep the data (for restart tests); MODE is
+#                                          pg_ctl's: fast (the default, clients are told) or immediate
+#                                          (every server process is killed at once, as in a crash)
 #   postgres-cluster.sh restart DIR        start it again on the same port
 #   postgres-cluster.sh destroy DIR        stop the server and delete DIR
+#   postgres-cluster.sh query DIR SQL      run SQL as the superuser; prints the rows, one a line
 #
 # initdb refuses root: as root, the server runs as the `postgres` user.
 set -euo pipefail
@@ -55,7 +58,7 @@ CONF
     ;;
 stop)
     BIN=$(bindir)
-    as_owner "$BIN/pg_ctl" -D "$2/data" -m fast -w stop > /dev/null
+    as_owner "$BIN/pg_ctl" -D "$2/data" -m "${3:-fast}" -w stop > /dev/null
     ;;
 restart)
     BIN=$(bindir)
@@ -66,8 +69,13 @@ destroy)
     as_owner "$BIN/pg_ctl" -D "$2/data" -m immediate -w stop > /dev/null 2>&1 || true
     case "$2" in /tmp/defaults-postgres.*) rm -rf "$2" ;; esac
     ;;
+query)
+    BIN=$(bindir)
+    port=$(sed -n 4p "$2/data/postmaster.pid")
+    as_owner "$BIN/psql" -h "$2" -p "$port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 -c "$3"
+    ;;
 *)
-    echo "usage: $0 available | start PORT | stop DIR | restart DIR | destroy DIR" >&2
+    echo "usage: $0 available | start PORT | stop DIR [MODE] | restart DIR | destroy DIR | query DIR SQL" >&2
     exit 2
     ;;
 esac

@@ -19,6 +19,10 @@ public struct PostgresSyncError: Error, CustomStringConvertible, Sendable, Equat
     /// PostgresNIO's own description is deliberately generic; its details (the query, the
     /// server's fields) hold no credentials, but the password is never part of them either way.
     init(_ error: any Error, endpoint: String) {
+        if let error = error as? PostgresSyncError {
+            self = error  // already names the server
+            return
+        }
         guard let error = error as? PSQLError else {
             self.init("\(endpoint): \(error)")
             return

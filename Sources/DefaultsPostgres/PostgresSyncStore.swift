@@ -17,6 +17,10 @@ import Synchronization
 /// - Creates and migrates its tables itself (`defaults_sync_schema`, `defaults_sync_values`).
 /// - Learns of other machines' changes by `LISTEN`/`NOTIFY`, and catches up with one query after
 ///   every (re)connection; reconnects with exponential back-off.
+/// - Never waits on the server without limit: every call must be answered within
+///   ``responseTimeout``, and while idle a liveness check every ``livenessCheckInterval`` notices a
+///   server that stopped answering (a crash, a lost network) without closing the connection. Either
+///   closes the connection and reconnects; changes made meanwhile are kept and pushed then.
 /// - Every statement is parameterized; the password is never logged nor part of an error.
 /// - The namespace keeps applications apart in one database.
 public final class PostgresSyncStore: DefaultsSyncStore {
@@ -25,12 +29,18 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     /// The server and namespace, without credentials.
     public let description: String
 
-    private let configuration: PostgresConnection.Configuration
-    private let endpoint: String
+    /// How long the server may take to answer one call (a connection with its log-in, a push, a
+    /// query, a liveness check) before the connection is given up and made again.
+    public let responseTimeout: Duration
+    /// How often an idle connection checks that the server still answers.
+    public let livenessCheckInterval: Duration
+
+    let configuration: PostgresConnection.Configuration
+    let endpoint: String
+    let logger: Logger
     private let reconnectDelays: ClosedRange<Duration>
-    private let logger: Logger
     private let connection = Mutex<PostgresConnection?>(nil)
-    private static let connectionIDs = Atomic<Int>(0)
+    static let connectionIDs = Atomic<Int>(0)
 
     /// Connects through a URL, `postgres://user:password@host:port/database`; see
     /// ``configuration(url:)`` for TLS (`sslmode`) and Unix sockets.
@@ -49,18 +59,30 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     ///   - namespace: Keeps applications apart in one database, for example a bundle identifier.
     ///   - reconnectDelays: The first and the longest wait before reconnecting; each failed attempt
     ///     doubles the wait.
-    /// - Throws: ``PostgresSyncError`` for an empty namespace.
+    ///   - responseTimeout: How long the server may take to answer one call before the connection
+    ///     is given up and made again.
+    ///   - livenessCheckInterval: How often an idle connection checks that the server still answers
+    ///     (a `SELECT 1`).
+    /// - Throws: ``PostgresSyncError`` for an empty namespace or a timeout or interval that is not
+    ///   positive.
     public init(
         configuration: PostgresConnection.Configuration,
         namespace: String,
-        reconnectDelays: ClosedRange<Duration> = .milliseconds(250)...(.seconds(30))
+        reconnectDelays: ClosedRange<Duration> = .milliseconds(250)...(.seconds(30)),
+        responseTimeout: Duration = .seconds(30),
+        livenessCheckInterval: Duration = .seconds(30)
     ) throws {
         guard !namespace.isEmpty else {
             throw PostgresSyncError("The sync namespace is empty; use your application's identifier")
         }
+        guard responseTimeout > .zero, livenessCheckInterval > .zero, reconnectDelays.lowerBound > .zero else {
+            throw PostgresSyncError("The sync store's timeout, liveness interval and reconnect delays must be positive")
+        }
         self.configuration = configuration
         self.namespace = namespace
         self.reconnectDelays = reconnectDelays
+        self.responseTimeout = responseTimeout
+        self.livenessCheckInterval = livenessCheckInterval
         endpoint = Self.endpoint(of: configuration)
         description = "\(endpoint) (namespace \(namespace))"
         var logger = Logger(label: "swift-defaults.postgres")
@@ -88,37 +110,65 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         }
     }
 
-    /// Opens a connection, migrates, listens, and returns (or throws) when the connection ends.
+    /// Opens a connection, migrates, listens, and returns (or throws) when the connection ends or
+    /// stops answering.
     private func runConnection(
         reporting report: @escaping @Sendable (SyncEvent) async -> Void,
         connected: () -> Void
     ) async throws {
-        let connection = try await PostgresConnection.connect(
-            configuration: configuration,
-            id: Self.connectionIDs.wrappingAdd(1, ordering: .relaxed).newValue,
-            logger: logger)
+        let connection = try await connect()
         do {
-            try await PostgresSyncSchema.migrate(connection, logger: logger)
-            let tag = try await namespaceTag(on: connection)
-            try await connection.listen(on: PostgresSyncSchema.channel) { notifications in
-                self.connection.withLock { $0 = connection }
-                connected()
-                await report(.connected)
-                for try await notification in notifications {
-                    let parts = notification.payload.split(separator: " ")
-                    guard parts.count == 2, parts[0] == tag, let seq = Int64(parts[1]) else { continue }
-                    let records = try await fetch(
-                        "WHERE namespace = \(namespace) AND seq = \(seq)", on: connection)
-                    if !records.isEmpty {
-                        await report(.received(records))
+            let logger = logger
+            try await answer(from: connection, "while migrating the schema") {
+                try await PostgresSyncSchema.migrate(connection, logger: logger)
+            }
+            let tag = try await answer(from: connection, "to md5()") { try await self.namespaceTag(on: connection) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Ends the listen below, by closing the connection, when the server stops answering.
+                group.addTask { try await self.checkLiveness(of: connection) }
+                do {
+                    try await listen(on: connection, tag: tag, reporting: report, connected: connected)
+                } catch {
+                    group.cancelAll()
+                    // The liveness check's error, when it closed the connection, says why.
+                    if case .failure(let reason as PostgresSyncError)? = await group.nextResult() {
+                        throw reason
                     }
+                    throw error
                 }
+                group.cancelAll()
             }
             throw PostgresSyncError("\(endpoint): the connection ended")
         } catch {
             self.connection.withLock { $0 = nil }
             try? await connection.close()
             throw error
+        }
+    }
+
+    /// Listens until the connection ends, reporting `.connected` once listening, then each change
+    /// of this namespace.
+    private func listen(
+        on connection: PostgresConnection,
+        tag: Substring,
+        reporting report: @escaping @Sendable (SyncEvent) async -> Void,
+        connected: () -> Void
+    ) async throws {
+        try await connection.listen(on: PostgresSyncSchema.channel) { notifications in
+            self.connection.withLock { $0 = connection }
+            connected()
+            await report(.connected)
+            for try await notification in notifications {
+                let parts = notification.payload.split(separator: " ")
+                guard parts.count == 2, parts[0] == tag, let seq = Int64(parts[1]) else { continue }
+                let condition: PostgresQuery = "WHERE namespace = \(namespace) AND seq = \(seq)"
+                let records = try await answer(from: connection, "for a changed record") {
+                    try await self.fetch(condition, on: connection)
+                }
+                if !records.isEmpty {
+                    await report(.received(records))
+                }
+            }
         }
     }
 
@@ -131,26 +181,38 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         throw PostgresSyncError("\(endpoint): md5() returned nothing")
     }
 
+    /// The listening connection; never one already closed (PostgresNIO would not answer a query
+    /// written to it).
     private func current() throws -> PostgresConnection {
-        guard let connection = connection.withLock({ $0 }) else { throw PostgresSyncError.notConnected }
+        guard let connection = connection.withLock({ $0 }), !connection.isClosed else {
+            throw PostgresSyncError.notConnected
+        }
         return connection
     }
 
     // MARK: Records
 
     public func timestamps() async throws -> [String: SyncTimestamp] {
-        let rows = try await current().query(
-            "SELECT key, clock_wall, clock_counter, clock_origin FROM defaults_sync_values WHERE namespace = \(namespace)",
-            logger: logger)
-        var timestamps: [String: SyncTimestamp] = [:]
-        for try await (key, wall, counter, origin) in rows.decode((String, Int64, Int64, String).self) {
-            timestamps[key] = SyncTimestamp(wallTime: wall, counter: counter, origin: origin)
+        let connection = try current()
+        let (namespace, logger) = (namespace, logger)
+        return try await answer(from: connection, "for the catch-up") {
+            let rows = try await connection.query(
+                "SELECT key, clock_wall, clock_counter, clock_origin FROM defaults_sync_values WHERE namespace = \(namespace)",
+                logger: logger)
+            var timestamps: [String: SyncTimestamp] = [:]
+            for try await (key, wall, counter, origin) in rows.decode((String, Int64, Int64, String).self) {
+                timestamps[key] = SyncTimestamp(wallTime: wall, counter: counter, origin: origin)
+            }
+            return timestamps
         }
-        return timestamps
     }
 
     public func records(forKeys keys: [String]) async throws -> [SyncRecord] {
-        try await fetch("WHERE namespace = \(namespace) AND key = ANY(\(keys))", on: current())
+        let connection = try current()
+        let condition: PostgresQuery = "WHERE namespace = \(namespace) AND key = ANY(\(keys))"
+        return try await answer(from: connection, "for the catch-up's records") {
+            try await self.fetch(condition, on: connection)
+        }
     }
 
     private func fetch(_ condition: PostgresQuery, on connection: PostgresConnection) async throws -> [SyncRecord] {
@@ -173,6 +235,14 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         let connection = try current()
         let namespace = namespace
         let logger = logger
+        try await answer(from: connection, "to a push") {
+            try await Self.store(records, namespace: namespace, on: connection, logger: logger)
+        }
+    }
+
+    private static func store(
+        _ records: [SyncRecord], namespace: String, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         try await connection.withTransaction(logger: logger) { connection in
             for record in records {
                 // The row changes only for a later version: (wall, counter, origin) in byte order.
@@ -202,15 +272,14 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     public func serverSummary() async throws -> (records: Int, lastChange: Date?) {
         let connection: PostgresConnection
         do {
-            connection = try await PostgresConnection.connect(
-                configuration: configuration,
-                id: Self.connectionIDs.wrappingAdd(1, ordering: .relaxed).newValue,
-                logger: logger)
+            connection = try await connect()
         } catch {
             throw PostgresSyncError(error, endpoint: endpoint)
         }
         do {
-            let summary = try await summary(on: connection)
+            let summary = try await answer(from: connection, "to the status query") {
+                try await self.summary(on: connection)
+            }
             try? await connection.close()
             return summary
         } catch {

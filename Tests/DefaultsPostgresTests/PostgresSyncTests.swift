@@ -75,7 +75,8 @@ struct PostgresSyncTests {
         #expect(first.hasSuffix("-19"), "the winner is some machine's last write: \(first)")
     }
 
-    @Test func aServerOutageLosesNoAcknowledgedWrite() async throws {
+    @Test(arguments: PostgresCluster.StopMode.allCases)
+    func aServerOutageLosesNoAcknowledgedWrite(stop mode: PostgresCluster.StopMode) async throws {
         try await PostgresCluster.with { cluster in
             let keys = (0..<5).flatMap { ["a\($0)", "b\($0)"] } + ["shared"]
             let a = try await machine("a", url: cluster.url, keys: keys)
@@ -83,7 +84,7 @@ struct PostgresSyncTests {
             try await a.waitForSync()
             try await b.waitForSync()
 
-            try cluster.stop()
+            try cluster.stop(mode: mode)
             for index in 0..<5 {
                 try await a.set("a\(index)", "from-a-\(index)")
                 try await b.set("b\(index)", "from-b-\(index)")
@@ -106,6 +107,32 @@ struct PostgresSyncTests {
             // Both offline writes of `shared` were versioned; the later one (b's) wins everywhere.
             try await a.waitUntil("shared", is: "b-offline")
             try await b.waitUntil("shared", is: "b-offline")
+        }
+    }
+
+    @Test func aServerThatStopsAnsweringIsLeftAndSyncGoesOnOverANewConnection() async throws {
+        try await PostgresCluster.with { cluster in
+            let a = try await machine("a", url: cluster.url, keys: ["frozen"])
+            let b = try await machine("b", url: cluster.url, keys: ["frozen"])
+            try await a.waitForSync()
+            try await b.waitForSync()
+
+            // Freeze the server processes of both machines' connections: the sockets stay open and
+            // nothing answers, as when the server's machine vanishes from the network.
+            let frozen = try cluster.backends(of: "defaults")
+            #expect(frozen.count == 2, "one connection per machine: \(frozen)")
+            for pid in frozen { kill(pid, SIGSTOP) }
+            defer {
+                for pid in frozen { kill(pid, SIGCONT) }
+            }
+
+            // `a`'s push gets no answer and `b` hears of nothing on its frozen connection: both must
+            // give up their connection, reconnect and catch up.
+            try await a.set("frozen", "after-the-freeze")
+            try await b.waitUntil("frozen", is: "after-the-freeze")
+            try await a.waitForSync()
+            let status = try await a.send("status", answer: "status")
+            #expect(status.contains("connected=true pending=0"), "\(status)")
         }
     }
 

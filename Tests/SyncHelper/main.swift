@@ -2,6 +2,7 @@
 // (`XDG_CONFIG_HOME`) that syncs `String?` keys through PostgreSQL, driven line by line on stdin.
 //
 // Arguments: [--namespace NS] [--keys a,b] [--clock-offset SECONDS] [--fast-reconnect]
+// (--fast-reconnect: short reconnect delays, a liveness check every second, 10 s to answer)
 // Environment: DEFAULTS_SYNC_URL (no store when unset or empty).
 //
 // Commands, one per line; each answers one line (`ok`, `value KEY VALUE`, `error MESSAGE`, ...):
@@ -41,11 +42,14 @@ func key(_ name: String) -> Defaults.Key<String?> {
 Defaults.iCloud.isDebug = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_DEBUG"] != nil
 if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEmpty {
     do {
+        // --fast-reconnect: tests do not wait half a minute to notice a server that stopped answering.
+        let isFast = options["--fast-reconnect"] != nil
         let store = try PostgresSyncStore(
             configuration: PostgresSyncStore.configuration(url: url),
             namespace: options["--namespace"] ?? "sync-helper",
-            reconnectDelays: options["--fast-reconnect"] != nil
-                ? .milliseconds(100)...(.milliseconds(400)) : .milliseconds(250)...(.seconds(30)))
+            reconnectDelays: isFast ? .milliseconds(100)...(.milliseconds(400)) : .milliseconds(250)...(.seconds(30)),
+            responseTimeout: isFast ? .seconds(10) : .seconds(30),
+            livenessCheckInterval: isFast ? .seconds(1) : .seconds(30))
         let offset = Double(options["--clock-offset"] ?? "0") ?? 0
         Defaults.iCloud.use(store, clock: HybridLogicalClock(wallClock: { Date().addingTimeInterval(offset) }))
     } catch {

@@ -7,7 +7,9 @@ import Foundation
 /// it only with a record whose ``SyncRecord/timestamp`` is later.
 ///
 /// Connect one with ``Defaults/iCloud/use(_:)``. Reads and writes of keys never wait for a store:
-/// its methods are called from the library's own task.
+/// its methods are called from the library's own task, one at a time. Each must return or throw
+/// within a bounded time, also when the connection is lost or the server stops answering: a call
+/// that never ends stops syncing (and ``Defaults/iCloud/waitForSyncCompletion()`` with it).
 public protocol DefaultsSyncStore: AnyObject, Sendable {
     /// A description for logs and status, without credentials (for example `postgres://db.local/app`).
     var description: String { get }

@@ -40,9 +40,26 @@ struct PostgresCluster: Sendable {
         throw lastError ?? ScriptError(message: "could not start PostgreSQL")
     }
 
-    func stop() throws { try Self.runScript(["stop", directory]) }
+    /// Stops the server, keeping its data. `immediate` kills every server process at once, as a
+    /// crash would; `fast` tells the clients first.
+    func stop(mode: StopMode = .fast) throws { try Self.runScript(["stop", directory, mode.rawValue]) }
+
+    enum StopMode: String, Sendable, CaseIterable {
+        case fast, immediate
+    }
     func restart() throws { try Self.runScript(["restart", directory]) }
     func destroy() { _ = try? Self.runScript(["destroy", directory]) }
+
+    /// Runs `sql` as the superuser; returns the rows, one a line.
+    @discardableResult
+    func query(_ sql: String) throws -> [String] {
+        try Self.runScript(["query", directory, sql]).split(whereSeparator: \.isNewline).map(String.init)
+    }
+
+    /// The ids of the server processes serving the connections of `user` (a role of this cluster).
+    func backends(of user: String) throws -> [pid_t] {
+        try query("SELECT pid FROM pg_stat_activity WHERE usename = '\(user)'").compactMap { pid_t($0) }
+    }
 
     /// Runs `body` with a new cluster, destroyed afterwards even when `body` throws.
     static func with<Result>(_ body: (PostgresCluster) async throws -> Result) async throws -> Result {

@@ -1,0 +1,137 @@
+import Defaults
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import DefaultsPostgres
+
+/// One `PostgresSyncStore`, without the engine, against a real server whose connections are cut:
+/// no call may wait without end.
+@Suite("PostgresSyncStore when the connection is lost", .enabled(if: PostgresCluster.isAvailable))
+struct PostgresSyncStoreTests {
+    /// What a running store reported, and the outcome of calls started in tasks of their own.
+    final class Observed: Sendable {
+        private let connections = Mutex(0)
+        private let disconnections = Mutex<[String]>([])
+
+        var connectionCount: Int { connections.withLock { $0 } }
+        var errors: [String] { disconnections.withLock { $0 } }
+
+        func record(_ event: SyncEvent) {
+            switch event {
+            case .connected: connections.withLock { $0 += 1 }
+            case .disconnected(let error): disconnections.withLock { $0.append("\(error)") }
+            case .received: break
+            }
+        }
+    }
+
+    /// Runs `operation` in a task of its own and waits for its outcome, which stays a failure of
+    /// the test (not a hang) when `operation` never ends.
+    func outcome<Value: Sendable>(
+        of what: String, _ operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> Result<Value, any Error> {
+        let box = Box<Result<Value, any Error>>()
+        Task {
+            do {
+                let value = try await operation()
+                box.set(.success(value))
+            } catch {
+                box.set(.failure(error))
+            }
+        }
+        return try await poll(what) { box.get() }
+    }
+
+    final class Box<Value: Sendable>: Sendable {
+        private let value = Mutex<Value?>(nil)
+        func set(_ new: Value) { value.withLock { $0 = new } }
+        func get() -> Value? { value.withLock { $0 } }
+    }
+
+    func store(_ cluster: PostgresCluster) throws -> PostgresSyncStore {
+        try PostgresSyncStore(
+            configuration: PostgresSyncStore.configuration(url: cluster.url),
+            namespace: "com.example.store-\(UUID().uuidString.prefix(8))",
+            reconnectDelays: .milliseconds(50)...(.milliseconds(200)), responseTimeout: .seconds(10),
+            livenessCheckInterval: .seconds(1))
+    }
+
+    let record = SyncRecord(
+        key: "k", value: Data("v".utf8), timestamp: SyncTimestamp(wallTime: 1, counter: 0, origin: "test"))
+
+    @Test func aPushRightAfterTheServerCutsTheConnectionEndsAndTheNextConnectionTakesIt() async throws {
+        try await PostgresCluster.with { cluster in
+            let store = try store(cluster)
+            let observed = Observed()
+            let run = Task { await store.run { observed.record($0) } }
+            defer { run.cancel() }
+            try await waitUntil("a first connection") { observed.connectionCount == 1 }
+
+            // Cut from the server's side, and push at once, before the store may have noticed.
+            try cluster.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'defaults'")
+            _ = try await outcome(of: "the push to end") { try await store.push([record]) }
+
+            try await waitUntil("a second connection") { observed.connectionCount >= 2 }
+            #expect(!observed.errors.isEmpty, "the lost connection is reported")
+            let pushed = try await outcome(of: "the push on the new connection") { try await store.push([record]) }
+            #expect((try? pushed.get()) != nil, "\(pushed)")
+            let timestamps = try await outcome(of: "the catch-up query") { try await store.timestamps() }
+            #expect((try? timestamps.get())?["k"] == record.timestamp)
+        }
+    }
+
+    @Test func aServerThatStopsAnsweringIsNoticedByTheLivenessCheck() async throws {
+        try await PostgresCluster.with { cluster in
+            let store = try store(cluster)
+            let observed = Observed()
+            let run = Task { await store.run { observed.record($0) } }
+            defer { run.cancel() }
+            try await waitUntil("a first connection") { observed.connectionCount == 1 }
+
+            // Nothing is asked of the store: only its liveness check can notice the frozen server.
+            let frozen = try cluster.backends(of: "defaults")
+            #expect(frozen.count == 1, "\(frozen)")
+            for pid in frozen { kill(pid, SIGSTOP) }
+            defer {
+                for pid in frozen { kill(pid, SIGCONT) }
+            }
+            try await waitUntil("a new connection") { observed.connectionCount >= 2 }
+            #expect(
+                observed.errors.first?.contains("no answer to a liveness check within 10") == true, "\(observed.errors)"
+            )
+        }
+    }
+
+    @Test func aQueryOnAClosedConnectionIsGivenUpAtTheDeadline() async throws {
+        try await PostgresCluster.with { cluster in
+            let logger = Logger(label: "test")
+            let connection = try await PostgresConnection.connect(
+                configuration: PostgresSyncStore.configuration(url: cluster.url), id: 1, logger: logger)
+            try await connection.close()
+            // PostgresNIO 1.33 drops a query written to a closed connection, and never answers it.
+            let result = try await outcome(of: "the bounded query") {
+                try await PostgresSyncStore.withDeadline(.seconds(2)) {
+                    _ = try await connection.query("SELECT 1", logger: logger)
+                }
+            }
+            #expect(throws: (any Error).self) { try result.get() }
+        }
+    }
+
+    @Test func aTimeoutOrIntervalThatIsNotPositiveIsRefused() throws {
+        let configuration = try PostgresSyncStore.configuration(url: "postgres://u@localhost/db?sslmode=disable")
+        #expect(throws: PostgresSyncError.self) {
+            try PostgresSyncStore(configuration: configuration, namespace: "n", responseTimeout: .zero)
+        }
+        #expect(throws: PostgresSyncError.self) {
+            try PostgresSyncStore(configuration: configuration, namespace: "n", livenessCheckInterval: .seconds(-1))
+        }
+        #expect(throws: PostgresSyncError.self) {
+            try PostgresSyncStore(configuration: configuration, namespace: "n", reconnectDelays: .zero...(.seconds(1)))
+        }
+    }
+}
