@@ -123,10 +123,13 @@ extension FileSuite {
         return adopt(values, identity: identity, loadedIdentity: loadedIdentity)
     }
 
-    /// Whether the file at the path is the version the suite last read or wrote.
+    /// Whether the file at the path is the version the suite last read or wrote, or the one it is
+    /// renaming into place (whose watchers' event may come before the write returns).
     func isFileAsLoaded() -> Bool {
         guard let identity = try? PosixFile.identity(at: file.path) else { return false }
-        return identity == state.withLock { $0.loadedIdentity }
+        return state.withLock { state in
+            identity == state.loadedIdentity || state.renamingIdentity?.isSameVersion(as: identity) == true
+        }
     }
 
     /// Makes `values`, read from the file as the version `identity`, the base of the values in
@@ -159,15 +162,20 @@ extension FileSuite {
         do {
             let identity = try file.write(
                 values, changedKeys: changedKeys, encoder: &io.xmlEncoder,
-                removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles)
+                removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles,
+                beforeRename: { identity in state.withLock { $0.renamingIdentity = identity } })
             io.xmlEncoderIdentity = identity
             io.hasRemovedStaleTemporaryFiles = true
             state.withLock { state in
                 state.loadedIdentity = identity
+                state.renamingIdentity = nil
                 state.writeCount += 1
             }
         } catch {
-            state.withLock { $0.pending = pending.followed(by: $0.pending) }
+            state.withLock { state in
+                state.pending = pending.followed(by: state.pending)
+                state.renamingIdentity = nil
+            }
             throw DefaultsError(
                 suite: name, kind: .writeFailed, fileURL: fileURL,
                 message:

@@ -86,6 +86,8 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
         /// The version of the file that `domains.persistent` (less `pending`) was read from or
         /// written as; `nil` when there was no file.
         var loadedIdentity: FileIdentity?
+        /// The file a write of this process is renaming into place, until the write returns.
+        var renamingIdentity: FileIdentity?
         var problems: [DefaultsError] = []
         var writeCount = 0
     }

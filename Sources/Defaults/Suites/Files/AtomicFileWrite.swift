@@ -105,7 +105,13 @@ enum AtomicFileWrite {
     /// written file: the version this write made, never one another writer put there since. That
     /// descriptor is read-only, and the written one is closed before the rename, so that watchers
     /// see one event for the write (the rename), not also a close-after-write under the file's name.
-    static func write(_ data: Data, to target: String) throws -> FileIdentity {
+    ///
+    /// `beforeRename` is given the written file's identity just before it is renamed into place
+    /// (the rename changes only its status-change time), so that watchers of the directory can
+    /// tell this write's event from another writer's before the write returns.
+    static func write(
+        _ data: Data, to target: String, beforeRename: (FileIdentity) -> Void = { _ in }
+    ) throws -> FileIdentity {
         let directory = (target as NSString).deletingLastPathComponent
         let name = (target as NSString).lastPathComponent
         let directoryFD = PosixFile.retrying {
@@ -149,6 +155,7 @@ enum AtomicFileWrite {
                 throw FileRefusal(
                     description: "\(temporaryPath) was replaced while it was written; nothing was renamed")
             }
+            beforeRename(FileIdentity(written))
         }
         defer { close(writtenFD) }
         guard renameat(directoryFD, temporaryName, directoryFD, name) == 0 else {

@@ -38,4 +38,11 @@ import Darwin
     func isSameFile(as other: FileIdentity) -> Bool {
         device == other.device && inode == other.inode
     }
+
+    /// Whether both are the same version of the same file, whatever its status-change time (which
+    /// a rename changes): a write in place changes its size or modification time.
+    func isSameVersion(as other: FileIdentity) -> Bool {
+        isSameFile(as: other) && size == other.size && modificationSeconds == other.modificationSeconds
+            && modificationNanoseconds == other.modificationNanoseconds
+    }
 }

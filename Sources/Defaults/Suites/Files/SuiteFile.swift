@@ -164,10 +164,11 @@ import Darwin
     }
 
     /// Writes `values` with `encoder`, which keeps what it encoded last so that a writer of the
-    /// same file encodes only the entries that changed.
+    /// same file encodes only the entries that changed. `beforeRename` is told the new file's
+    /// identity before it replaces the old one (see `AtomicFileWrite.write`).
     func write(
         _ values: [String: PropertyListValue], changedKeys: Set<String>? = nil, encoder: inout XMLDictionaryEncoder,
-        removingStaleTemporaryFiles: Bool
+        removingStaleTemporaryFiles: Bool, beforeRename: (FileIdentity) -> Void = { _ in }
     ) throws -> FileIdentity {
         let data: Data
         do {
@@ -179,7 +180,7 @@ import Darwin
         if removingStaleTemporaryFiles {
             AtomicFileWrite.removeStaleTemporaryFiles(for: target)
         }
-        return try AtomicFileWrite.write(data, to: target)
+        return try AtomicFileWrite.write(data, to: target, beforeRename: beforeRename)
     }
 
     /// Removes the domain: the file and its lock file, so that nothing is left in the directory.
