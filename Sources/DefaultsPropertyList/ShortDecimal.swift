@@ -6,9 +6,9 @@
 ///
 /// `strtod` is exact for any length of input and costs about 2,000 instructions for the 17 digits
 /// of a `Double` written shortest-round-trip; this, about a tenth of that. `Float80` exists on
-/// x86-64 only; elsewhere every text goes to `strtod`.
+/// x86-64, except on Windows and Android; elsewhere every text goes to `strtod`.
 enum ShortDecimal {
-    #if arch(x86_64) && !os(Windows)
+    #if arch(x86_64) && !os(Windows) && !os(Android)
     /// The value of `text` (already trimmed), or `nil` to let `strtod` read it.
     static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Double? {
         var index = 0
