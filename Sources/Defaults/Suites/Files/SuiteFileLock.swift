@@ -29,13 +29,11 @@ enum SuiteFileLock {
     /// How long a writer waits for the lock before its write fails.
     static let maximumWait = Duration.seconds(10)
 
-    /// Runs `body` holding the lock on `path`, waiting up to `maximumWait` for it. Creates the
+    /// Runs `body` holding the lock on `path`, waiting up to ``maximumWait`` for it. Creates the
     /// lock file (mode 0600) if needed.
     ///
     /// - Throws: ``Failure`` when the lock cannot be taken; what `body` throws otherwise.
-    static func withLock<Result>(
-        path: String, maximumWait: Duration = maximumWait, _ body: () throws -> Result
-    ) throws -> Result {
+    static func withLock<Result>(path: String, _ body: () throws -> Result) throws -> Result {
         let fd: Int32
         do {
             fd = try lockedDescriptor(path, deadline: .now + maximumWait)
