@@ -54,6 +54,13 @@ struct XMLReader {
             case .other: (0, 0)
             }
         }
+
+        /// Whether `word`, bytes of the text read as a little-endian word, starts with the name.
+        @inline(__always)
+        func isName(atStartOf word: UInt64) -> Bool {
+            let (name, length) = nameWord
+            return word & ((1 << UInt64(8 * length)) - 1) == name
+        }
     }
 
     private struct OpenTag {
@@ -277,11 +284,10 @@ struct XMLReader {
     /// `</name` when `closing`) and the name ends there. The prefix must fit in the word.
     @inline(__always)
     private func starts(_ word: UInt64, _ tag: Tag, closing: Bool = false) -> Bool {
-        let (name, length) = tag.nameWord
         let opening: (bytes: UInt64, count: Int) = closing ? (0x2F3C, 2) : (0x3C, 1)  // "</" or "<"
-        let bits = UInt64(8 * (opening.count + length))
-        return word & ((1 << bits) - 1) == opening.bytes | name << UInt64(8 * opening.count)
-            && !isNameByte(UInt8(truncatingIfNeeded: word >> bits))
+        let openingBits = UInt64(8 * opening.count)
+        return word & ((1 << openingBits) - 1) == opening.bytes && tag.isName(atStartOf: word >> openingBits)
+            && !isNameByte(UInt8(truncatingIfNeeded: word >> (openingBits + UInt64(8 * tag.nameWord.length))))
     }
 
     /// Whether the tag whose name starts at `index` ends with `/>`.
@@ -340,8 +346,8 @@ struct XMLReader {
             }
         default: return nil
         }
-        let (name, length) = tag.nameWord
-        guard word & ((1 << UInt64(8 * length)) - 1) == name else { return nil }
+        guard tag.isName(atStartOf: word) else { return nil }
+        let length = tag.nameWord.length
         let offset = pos
         let after = pos + 1 + length
         if base[after] == UInt8(ascii: ">") {
@@ -448,9 +454,9 @@ struct XMLReader {
     /// Consumes `</name>` (whitespace allowed before `>`).
     private mutating func expectClosingTag(_ tag: Tag) throws(PropertyListError) {
         // The common case, `</name>`, in one masked compare of the name.
-        let (word, length) = tag.nameWord
+        let length = tag.nameWord.length
         if pos + 16 <= end, isClosingTag(),
-            UnsafeRawPointer(base + pos + 2).loadUnaligned(as: UInt64.self) & ((1 << UInt64(8 * length)) - 1) == word,
+            tag.isName(atStartOf: UnsafeRawPointer(base + pos + 2).loadUnaligned(as: UInt64.self)),
             base[pos + 2 + length] == UInt8(ascii: ">")
         {
             pos += length + 3
