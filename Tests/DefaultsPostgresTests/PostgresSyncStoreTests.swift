@@ -60,16 +60,23 @@ struct PostgresSyncStoreTests {
             livenessCheckInterval: .seconds(1))
     }
 
+    /// A store running on `cluster`, once it has connected, with what it reported; cancel the task
+    /// to stop it.
+    func runningStore(_ cluster: PostgresCluster) async throws -> (PostgresSyncStore, Observed, Task<Void, Never>) {
+        let store = try store(cluster)
+        let observed = Observed()
+        let run = Task { await store.run { observed.record($0) } }
+        try await waitUntil("a first connection") { observed.connectionCount == 1 }
+        return (store, observed, run)
+    }
+
     let record = SyncRecord(
         key: "k", value: Data("v".utf8), timestamp: SyncTimestamp(wallTime: 1, counter: 0, origin: "test"))
 
     @Test func aPushRightAfterTheServerCutsTheConnectionEndsAndTheNextConnectionTakesIt() async throws {
         try await PostgresCluster.with { cluster in
-            let store = try store(cluster)
-            let observed = Observed()
-            let run = Task { await store.run { observed.record($0) } }
+            let (store, observed, run) = try await runningStore(cluster)
             defer { run.cancel() }
-            try await waitUntil("a first connection") { observed.connectionCount == 1 }
 
             // Cut from the server's side, and push at once, before the store may have noticed.
             try cluster.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'defaults'")
@@ -86,11 +93,8 @@ struct PostgresSyncStoreTests {
 
     @Test func aServerThatStopsAnsweringIsNoticedByTheLivenessCheck() async throws {
         try await PostgresCluster.with { cluster in
-            let store = try store(cluster)
-            let observed = Observed()
-            let run = Task { await store.run { observed.record($0) } }
+            let (_, observed, run) = try await runningStore(cluster)
             defer { run.cancel() }
-            try await waitUntil("a first connection") { observed.connectionCount == 1 }
 
             // Nothing is asked of the store: only its liveness check can notice the frozen server.
             let frozen = try cluster.backends(of: "defaults")
