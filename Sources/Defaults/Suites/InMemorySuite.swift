@@ -57,11 +57,18 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite {
     /// `.some(nil)` to remove, `.some(value)` to store, `nil` for an object that cannot be stored.
     private func storable(_ object: Any?, forKey key: String) -> PropertyListValue?? {
         guard let object else { return .some(nil) }
+        // Not `return propertyListValue(…)`: its `nil` would become `.some(nil)`, a removal.
+        guard let value = propertyListValue(object, forKey: key, unless: "stored") else { return nil }
+        return .some(value)
+    }
+
+    /// `object` as a property-list value, or `nil` after logging that the value for `key` was not
+    /// `stored` or `registered`.
+    private func propertyListValue(_ object: Any, forKey key: String, unless action: String) -> PropertyListValue? {
         do {
-            return .some(try PropertyListValue(object))
+            return try PropertyListValue(object)
         } catch {
-            Defaults.logger.warning(
-                "The value for key \"\(key)\" in suite \"\(name)\" was not stored: \(error)")
+            Defaults.logger.warning("The value for key \"\(key)\" in suite \"\(name)\" was not \(action): \(error)")
             return nil
         }
     }
@@ -73,12 +80,7 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite {
     public func register(defaults: [String: Any]) {
         var values: [String: PropertyListValue] = [:]
         for (key, object) in defaults {
-            do {
-                values[key] = try PropertyListValue(object)
-            } catch {
-                Defaults.logger.warning(
-                    "The default value for key \"\(key)\" in suite \"\(name)\" was not registered: \(error)")
-            }
+            values[key] = propertyListValue(object, forKey: key, unless: "registered")
         }
         changes.post(SuiteChange(keys: domains.withLock { $0.register(values) }))
     }

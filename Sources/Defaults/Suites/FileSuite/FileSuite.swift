@@ -246,10 +246,7 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     public func set(_ object: Any?, forKey key: String) {
         let value: PropertyListValue?
         if let object {
-            guard let converted = PropertyListValue.from(object) else {
-                report(unsupportedValueProblem(object, forKey: key))
-                return
-            }
+            guard let converted = propertyListValue(object, forKey: key) else { return }
             value = converted
         } else {
             value = nil
@@ -295,11 +292,7 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     public func register(defaults: [String: Any]) {
         var values: [String: PropertyListValue] = [:]
         for (key, object) in defaults {
-            guard let value = PropertyListValue.from(object) else {
-                report(unsupportedValueProblem(object, forKey: key, registering: true))
-                continue
-            }
-            values[key] = value
+            values[key] = propertyListValue(object, forKey: key, registering: true)
         }
         if mirrorsRegistrationToStandardUserDefaults {
             UserDefaults.standard.register(defaults: values.mapValues(\.object))
@@ -361,6 +354,15 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     }
 
     // MARK: Values
+
+    /// `object` as a property-list value, or `nil` after reporting that it is not one.
+    private func propertyListValue(_ object: Any, forKey key: String, registering: Bool = false) -> PropertyListValue? {
+        guard let value = PropertyListValue.from(object) else {
+            report(unsupportedValueProblem(object, forKey: key, registering: registering))
+            return nil
+        }
+        return value
+    }
 
     func unsupportedValueProblem(_ object: Any?, forKey key: String, registering: Bool = false) -> DefaultsError {
         let typeName = object.map { "\(type(of: $0))" } ?? "nil"
