@@ -18,6 +18,9 @@ let package = Package(
         // for the library `Defaults.build` and `Modules/Defaults.swiftmodule`: nothing named
         // `Defaults` alone, and no two names that differ only by case.
         .executable(name: "defaults", targets: ["DefaultsCommand"]),
+        // `defaults-sync status`: a command of its own, so that `defaults` builds without
+        // postgres-nio and its TLS stack.
+        .executable(name: "defaults-sync", targets: ["DefaultsSyncCommand"]),
         // A swift-configuration provider that reads a suite: `DefaultsProvider`.
         .library(name: "DefaultsConfiguration", targets: ["DefaultsConfiguration"]),
         // Syncs `iCloud` keys between machines through PostgreSQL.
@@ -75,6 +78,14 @@ let package = Package(
             dependencies: [
                 "Defaults",
                 "DefaultsPropertyList",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "DefaultsSyncCommand",
+            dependencies: [
+                "Defaults",
                 "DefaultsPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -110,7 +121,9 @@ let package = Package(
         // Needs a PostgreSQL server; starts its own throwaway cluster (skips without one).
         .testTarget(
             name: "DefaultsPostgresTests",
-            dependencies: ["Defaults", "DefaultsPostgres", "DefaultsSyncTestHelper", "TestSupport"]
+            dependencies: [
+                "Defaults", "DefaultsPostgres", "DefaultsSyncTestHelper", "DefaultsSyncCommand", "TestSupport",
+            ]
         ),
         // Runs the built `defaults` executable; depending on its target gets it built.
         .testTarget(
@@ -123,6 +136,14 @@ let package = Package(
             name: "DefaultsConfigurationTests",
             dependencies: [
                 "DefaultsConfiguration", "Defaults", "DefaultsCommand", "DefaultsPropertyList", "TestSupport",
+            ]
+        ),
+        // Compiles every Swift block of README.md against the modules built for the other tests.
+        .testTarget(
+            name: "ReadmeTests",
+            dependencies: [
+                "Defaults", "DefaultsCombine", "DefaultsMacros", "DefaultsConfiguration", "DefaultsPostgres",
+                "TestSupport",
             ]
         ),
         .testTarget(

@@ -25,12 +25,13 @@ struct DefaultsTool: ParsableCommand {
             Writes take the suite's lock and merge with the file, so running applications keep \
             their own changes and see this one through their change stream.
 
-            Shell completions: defaults --generate-completion-script bash|zsh|fish
+            Shell completions: defaults --generate-completion-script bash|zsh|fish. \
+            Sync status is a command of its own: defaults-sync status.
             """,
         version: "0.1.0",
         subcommands: [
             Domains.self, Read.self, ReadType.self, Write.self, Delete.self, Rename.self, Find.self,
-            Export.self, Import.self, Watch.self, ReadSource.self, Sync.self,
+            Export.self, Import.self, Watch.self, ReadSource.self,
         ]
     )
 }

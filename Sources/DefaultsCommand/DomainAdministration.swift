@@ -13,6 +13,23 @@ enum DomainAdministration {
         return FileSuite.administratorFiles(forKey: key, suiteName: name)
     }
 
+    /// The administrator's values for `domain`: the vendor defaults and the enforced values.
+    static func values(of domain: Domain) -> (vendor: [String: PropertyListValue], managed: [String: PropertyListValue])
+    {
+        guard case .named(let name) = domain else { return ([:], [:]) }
+        return FileSuite.administratorValues(suiteName: name)
+    }
+
+    /// What a program reads from `domain`: the enforced values over the user's `values` over the
+    /// vendor defaults.
+    static func effectiveValues(
+        of domain: Domain, user values: [String: PropertyListValue]
+    ) -> [String: PropertyListValue] {
+        let administrator = Self.values(of: domain)
+        return administrator.vendor.merging(values) { _, user in user }
+            .merging(administrator.managed) { _, managed in managed }
+    }
+
     /// Refuses a write of `key` when the administrator enforces its value, naming the managed file:
     /// the write would be stored and never read.
     static func refuseWrite(of key: String, in domain: Domain) throws(CommandFailure) {

@@ -219,9 +219,15 @@ struct DomainStore {
         }
     }
 
-    /// A suite on `domain`'s file, without launch arguments.
-    func openSuite(_ domain: Domain, coalescingDelay: Duration = .seconds(24 * 60 * 60)) -> FileSuite {
-        FileSuite(
+    /// A suite on `domain`'s file, without launch arguments; for a named domain, with the
+    /// administrator's layers when asked.
+    func openSuite(
+        _ domain: Domain, coalescingDelay: Duration = .seconds(24 * 60 * 60), withAdministratorLayers: Bool = false
+    ) -> FileSuite {
+        if withAdministratorLayers, case .named(let name) = domain {
+            return FileSuite(name: name, directory: directory, arguments: [], coalescingDelay: coalescingDelay)
+        }
+        return FileSuite(
             fileURL: domain.fileURL(in: directory), name: domain.suiteName, arguments: [],
             coalescingDelay: coalescingDelay
         )

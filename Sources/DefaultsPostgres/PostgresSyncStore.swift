@@ -36,7 +36,8 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     public let livenessCheckInterval: Duration
 
     let configuration: PostgresConnection.Configuration
-    let endpoint: String
+    /// The server (`host:port/database`), without credentials.
+    public let endpoint: String
     let logger: Logger
     private let reconnectDelays: ClosedRange<Duration>
     private let connection = Mutex<PostgresConnection?>(nil)

@@ -25,8 +25,10 @@ struct AdministratorCommandTests {
             try PropertyList.encodeXML(values).write(to: url)
         }
 
+        var environment: [String: String] { ["XDG_CONFIG_DIRS": "\(first.path):\(second.path)"] }
+
         func run(_ arguments: String...) throws -> ChildProcess.Result {
-            try sandbox.run(arguments, environment: ["XDG_CONFIG_DIRS": "\(first.path):\(second.path)"])
+            try sandbox.run(arguments, environment: environment)
         }
     }
 
@@ -90,5 +92,59 @@ struct AdministratorCommandTests {
         #expect(missing.error == "The domain/default pair of (com.example.app, missing) does not exist\n")
         let usage = try layers.run("read-source", "com.example.app")
         #expect(usage.status == 64)
+    }
+
+    @Test("watch prints changes to the managed and vendor files, as the value programs read")
+    func watchSeesAdministratorFiles() throws {
+        let layers = try Layers()
+        #expect(try layers.run("write", "com.example.app", "user", "-int", "1").status == 0)
+        try layers.write(["theme": "light"], to: "com.example.app.plist", in: layers.first)
+        // Directories made after the suite opened are not watched (as documented): make them first.
+        try layers.write(["other": 0], to: "managed/com.example.app.plist", in: layers.second)
+        let watch = try layers.sandbox.start(["watch", "com.example.app"], environment: layers.environment)
+        _ = try watch.line(.error) { $0.hasPrefix("Watching ") }
+        try layers.write(["other": 0, "locked": 1], to: "managed/com.example.app.plist", in: layers.second)
+        try watch.waitForLines { $0.contains("locked = 1;") }
+        try layers.write(["theme": "dark"], to: "com.example.app.plist", in: layers.first)
+        try watch.waitForLines { $0.contains("theme = dark;") }
+        // And the user's own file still.
+        #expect(try layers.run("write", "com.example.app", "user", "-int", "2").status == 0)
+        try watch.waitForLines { $0.contains("user = 2;") }
+        watch.signal(SIGTERM)
+        #expect(try watch.finish().termination == .exited(0))
+        #expect(watch.lines() == ["locked = 1;", "theme = dark;", "user = 2;"])
+    }
+
+    @Test("read of a domain with only administrator values says so; --effective prints what programs read")
+    func readOfAnAdministeredDomain() throws {
+        let layers = try Layers()
+        try layers.write(["locked": 1], to: "managed/com.example.app.plist", in: layers.second)
+        try layers.write(["theme": "light", "locked": 0], to: "com.example.app.plist", in: layers.first)
+
+        let absent = try layers.run("read", "com.example.app")
+        #expect(absent.status == 1)
+        #expect(
+            absent.error
+                == "Domain com.example.app does not exist among the user's values, but the administrator sets 1 managed "
+                + "and 2 vendor value(s) for it; `defaults read --effective com.example.app` prints what programs read\n"
+        )
+        let absentKey = try layers.run("read", "com.example.app", "theme")
+        #expect(absentKey.status == 1)
+        #expect(absentKey.error.contains("`defaults read --effective com.example.app theme`"), "\(absentKey)")
+
+        let effective = try layers.run("read", "--effective", "--json", "com.example.app")
+        #expect(effective.status == 0, "\(effective)")
+        let values = try JSONSerialization.jsonObject(with: Data(effective.output.utf8)) as? [String: Any]
+        #expect(values?["locked"] as? Int == 1)
+        #expect(values?["theme"] as? String == "light")
+
+        #expect(try layers.run("write", "com.example.app", "theme", "-string", "dark").status == 0)
+        #expect(try layers.run("read", "--effective", "com.example.app", "theme").output == "dark\n")
+        #expect(try layers.run("read", "--effective", "com.example.app", "locked").output == "1\n")
+        // Without --effective, the user's own values only, as before.
+        #expect(try layers.run("read", "com.example.app").output == "{\n    theme = dark;\n}\n")
+        // A domain with no values anywhere says only what macOS says.
+        let missing = try layers.run("read", "com.example.none")
+        #expect(missing.error == "Domain com.example.none does not exist\n")
     }
 }

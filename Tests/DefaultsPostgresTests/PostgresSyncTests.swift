@@ -220,9 +220,9 @@ struct PostgresSyncTests {
     }
 }
 
-@Suite("defaults sync status", .enabled(if: PostgresCluster.isAvailable))
+@Suite("defaults-sync status", .enabled(if: PostgresCluster.isAvailable))
 struct SyncStatusCommandTests {
-    static let defaultsPath = builtExecutable("defaults")
+    static let commandPath = builtExecutable("defaults-sync")
 
     struct Report: Decodable {
         struct Suite: Decodable {
@@ -230,13 +230,14 @@ struct SyncStatusCommandTests {
             var pendingChanges: Int
         }
 
+        var store: String?
         var connected: Bool
         var error: String?
         var serverRecords: Int?
         var suites: [Suite]
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: defaultsPath)))
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: commandPath)))
     func reportsTheServerThePendingChangesAndAWrongPassword() async throws {
         try await PostgresCluster.with { cluster in
             let directory = try TemporaryDirectory()
@@ -247,19 +248,25 @@ struct SyncStatusCommandTests {
             try await machine.waitForSync()
             try await machine.quit()
 
-            func status(url: String) throws -> Report {
-                let result = try ChildProcess.run(
-                    Self.defaultsPath, ["sync", "status", "--json"],
-                    environment: [
-                        "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_NAMESPACE": namespace,
-                        "XDG_CONFIG_HOME": directory.machine("a").path,
-                    ])
+            func status(url: String, namespace: String? = namespace) throws -> Report {
+                var environment = ["DEFAULTS_SYNC_URL": url, "XDG_CONFIG_HOME": directory.machine("a").path]
+                environment["DEFAULTS_SYNC_NAMESPACE"] = namespace
+                let result = try ChildProcess.run(Self.commandPath, ["status", "--json"], environment: environment)
                 #expect(result.status == 0, "\(result)")
+                // Plain JSON: a URL's slashes are not escaped.
+                #expect(!result.output.contains("\\/"), "\(result.output)")
                 return try JSONDecoder().decode(Report.self, from: Data(result.output.utf8))
             }
             let report = try status(url: cluster.url)
             #expect(report.connected)
             #expect(report.serverRecords == 1)
+            #expect(report.store?.contains("(namespace \(namespace))") == true)
+
+            // Without a namespace, the server alone: no made-up namespace, no record count.
+            let serverOnly = try status(url: cluster.url, namespace: nil)
+            #expect(serverOnly.connected)
+            #expect(serverOnly.serverRecords == nil)
+            #expect(serverOnly.store?.contains("namespace") == false)
             #expect(report.suites.map(\.suite) == ["sync-helper"])
             #expect(report.suites.first?.pendingChanges == 0)
 

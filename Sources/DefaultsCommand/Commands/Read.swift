@@ -17,6 +17,13 @@ struct Read: ParsableCommand {
     @Flag(help: "Print JSON instead of old-style property-list text.")
     var json = false
 
+    @Flag(
+        help: """
+            Print the values a program reads: the administrator's enforced (managed) values over \
+            the user's over the vendor defaults, from XDG_CONFIG_DIRS.
+            """)
+    var effective = false
+
     @Argument(
         help: ArgumentHelp("The domain (unless -g or --path is given), then the key.", valueName: "domain> <key"),
         completion: .custom(completeDomainNames)
@@ -33,15 +40,34 @@ struct Read: ParsableCommand {
         guard arguments.count <= 1 else {
             throw CommandFailure.usage("Too many arguments", "defaults read [<domain> [<key>]]")
         }
+        let user = try store.read(domain)
+        let values = effective ? DomainAdministration.effectiveValues(of: domain, user: user ?? [:]) : user
         if let key = arguments.first {
-            guard let value = try store.read(domain)?[key] else {
-                throw CommandFailure.pairDoesNotExist(domain, key: key)
+            guard let value = values?[key] else {
+                throw notFound(CommandFailure.pairDoesNotExist(domain, key: key), domain: domain, key: key)
             }
             Output.print(json ? Output.json(value) : Output.text(value))
         } else {
-            let values = try store.readExisting(domain)
+            guard let values, !values.isEmpty || !domain.isAbsentWhenEmpty else {
+                throw notFound(.domainDoesNotExist(domain), domain: domain, key: nil)
+            }
             Output.print(json ? Output.json(.dictionary(values)) : Output.text(values))
         }
+    }
+
+    /// `failure`, saying when the administrator sets values that `--effective` would show.
+    private func notFound(_ failure: CommandFailure, domain: Domain, key: String?) -> CommandFailure {
+        guard !effective else { return failure }
+        let administrator = DomainAdministration.values(of: domain)
+        let managed = key.map { administrator.managed[$0] != nil ? 1 : 0 } ?? administrator.managed.count
+        let vendor = key.map { administrator.vendor[$0] != nil ? 1 : 0 } ?? administrator.vendor.count
+        guard managed + vendor > 0 else { return failure }
+        var hinted = failure
+        hinted.message +=
+            " among the user's values, but the administrator sets \(managed) managed and \(vendor) vendor "
+            + "value(s) for it; `defaults read --effective \(domain.displayName)\(key.map { " \($0)" } ?? "")` "
+            + "prints what programs read"
+        return hinted
     }
 
     /// Every domain as one dictionary keyed by domain name, as macOS prints `defaults read`.

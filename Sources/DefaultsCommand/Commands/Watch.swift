@@ -1,5 +1,5 @@
 import ArgumentParser
-import Defaults
+@_spi(Files) import Defaults
 import Dispatch
 import Foundation
 import Synchronization
@@ -19,7 +19,9 @@ struct Watch: ParsableCommand {
         abstract: "Print each change to a domain (or one key) as it happens, until interrupted.",
         discussion: """
             Prints one line per change: `key = value;` as `read` quotes it, or `key deleted`. \
-            Changes made by any process are seen: the suite's file is watched (inotify). \
+            Changes made by any process are seen: the suite's file is watched (inotify), and so \
+            are the administrator's files (XDG_CONFIG_DIRS); a line shows the value programs read, \
+            the enforced one for a managed key. \
             Stops on Control-C (SIGINT) or SIGTERM. The line `Watching <domain>` on standard \
             error says when watching has started. With --json, each line is a JSON object: \
             {"key": …, "value": …} or {"key": …, "deleted": true}.
@@ -64,7 +66,8 @@ struct Watch: ParsableCommand {
             return source
         }
 
-        let suite = store.openSuite(domain)
+        let suite = store.openSuite(
+            domain, coalescingDelay: FileSuite.defaultCoalescingDelay, withAdministratorLayers: true)
         suite.onProblem = { problem in
             Output.printError(problem.message)
         }
@@ -79,7 +82,10 @@ struct Watch: ParsableCommand {
                     printer.watch(key, printingItsValue: true)
                 }
             }
-            for key in suite.persistentValues().keys.sorted() {
+            let administrator = suite.administratorValues()
+            let keys = Set(suite.persistentValues().keys).union(administrator.vendor.keys).union(
+                administrator.managed.keys)
+            for key in keys.sorted() {
                 printer.watch(key)
             }
         }

@@ -44,9 +44,11 @@ final class CommandSandbox {
             input: input)
     }
 
-    /// Starts `defaults arguments…` and returns it running.
-    func start(_ arguments: [String]) throws -> ChildProcess {
-        try ChildProcess(Self.executable, arguments, environment: environment)
+    /// Starts `defaults arguments…` with `environment` added to the sandbox's, and returns it
+    /// running.
+    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> ChildProcess {
+        try ChildProcess(
+            Self.executable, arguments, environment: self.environment.merging(environment) { _, new in new })
     }
 
     // MARK: Files

@@ -118,5 +118,21 @@ extension Trust {
             #expect(calls.count.withLock { $0 } == 1)
             #expect(try directory.storedValues()["a"] as? Int == 1)
         }
+
+        /// `reload()` returns with what it found in `problems`, also when the watcher's own reload
+        /// of the same change got there first and was still reporting it.
+        @Test func reloadReturnsWithTheProblemsItFoundVisible() throws {
+            for attempt in 0..<20 {
+                let directory = try FileSuiteTemporaryDirectory()
+                let suite = directory.suite()
+                suite.set(attempt, forKey: "a")
+                try suite.flush()
+                // Another program damages the file; the watcher sees it at once, and so does reload.
+                try Data("not a property list".utf8).write(to: directory.fileURL(), options: .atomic)
+                suite.reload()
+                #expect(suite.problems.count == 1, "attempt \(attempt): \(suite.problems)")
+                #expect(suite.problems.first?.backupURL != nil, "attempt \(attempt)")
+            }
+        }
     }
 }

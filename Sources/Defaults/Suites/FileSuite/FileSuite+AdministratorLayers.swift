@@ -96,6 +96,16 @@ extension FileSuite {
         AdministratorLayers(directories: directories, suiteName: name).load().managed.files
     }
 
+    /// The values of the administrator's files for the suite `name` as they are now, read without
+    /// opening the suite: the vendor defaults and the enforced (managed) values, each merged over
+    /// the directories, the first listed winning; unreadable files count as absent.
+    @_spi(Files) public static func administratorValues(
+        suiteName name: String, directories: [URL] = defaultAdministratorDirectories
+    ) -> (vendor: [String: PropertyListValue], managed: [String: PropertyListValue]) {
+        let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
+        return (loaded.vendor.values, loaded.managed.values)
+    }
+
     /// Reports a write of a managed key, which changed nothing.
     func reportManagedWrite(_ key: String) {
         let file = administrator.file(forKey: key, managed: true)

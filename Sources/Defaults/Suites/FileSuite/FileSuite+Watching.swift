@@ -72,7 +72,9 @@ extension FileSuite {
     /// Reads the file again if another process changed it, and posts the keys whose values changed.
     ///
     /// The file watcher calls this by itself; call it where no watcher can run (a file system
-    /// without change notifications, such as some network file systems).
+    /// without change notifications, such as some network file systems). When it returns, what it
+    /// found wrong with the file (or what a reload of the watcher's running meanwhile found) is in
+    /// ``problems``.
     public func reload() {
         reloadIfChanged()
     }
@@ -103,15 +105,18 @@ extension FileSuite {
                 if blockingIdentity == nil || io.reportedBlockage != blockingIdentity {
                     io.reportedBlockage = blockingIdentity
                     problems += found
+                    record(found)
                 }
                 return []
             }
             problems += found
-            return adopt(values, identity: identity, loadedIdentity: loadedIdentity)
+            let changed = adopt(values, identity: identity, loadedIdentity: loadedIdentity)
+            record(problems)
+            return changed
         }
-        // Reported and posted outside the locks: handlers and observers may flush or reload.
+        // Announced and posted outside the locks: handlers and observers may flush or reload.
         for problem in problems {
-            report(problem)
+            announce(problem)
         }
         changes.post(SuiteChange(keys: changedKeys, origin: .otherProcess))
     }

@@ -339,12 +339,24 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     }
 
     func report(_ problem: DefaultsError) {
+        record([problem])
+        announce(problem)
+    }
+
+    /// Adds `problems` to ``problems``. A reload records what it found before it lets go of `io`,
+    /// so that a ``reload()`` waiting for it returns with them visible.
+    func record(_ problems: [DefaultsError]) {
+        guard !problems.isEmpty else { return }
         state.withLock { state in
-            state.problems.append(problem)
+            state.problems += problems
             if state.problems.count > Self.problemLimit {
                 state.problems.removeFirst(state.problems.count - Self.problemLimit)
             }
         }
+    }
+
+    /// Logs `problem` and calls ``onProblem``, with no suite lock held.
+    func announce(_ problem: DefaultsError) {
         var metadata: Logger.Metadata = ["suite": "\(name)", "kind": "\(problem.kind)"]
         if let backupURL = problem.backupURL {
             metadata["backup"] = "\(backupURL.path)"

@@ -1,0 +1,31 @@
+import ArgumentParser
+import Logging
+
+/// `defaults-sync`: how `Defaults.iCloud` syncs on this machine. A command of its own, apart from
+/// `defaults`, so that the settings command builds without the PostgreSQL client and its TLS stack.
+@main
+struct DefaultsSyncTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "defaults-sync",
+        abstract: "Show how settings sync between machines (Defaults.iCloud).",
+        version: "0.3.0",
+        subcommands: [Status.self],
+        defaultSubcommand: Status.self
+    )
+
+    /// The environment variable that holds the store's URL.
+    static let urlVariable = "DEFAULTS_SYNC_URL"
+    /// The environment variable that holds the namespace, for the server's record count.
+    static let namespaceVariable = "DEFAULTS_SYNC_NAMESPACE"
+
+    static func main() {
+        // The report carries every problem itself; the library's log lines would repeat them.
+        LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
