@@ -8,7 +8,7 @@ struct DefaultsSyncTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "defaults-sync",
         abstract: "Show how settings sync between machines (Defaults.iCloud).",
-        version: "0.3.0",
+        version: "0.1.0",
         subcommands: [Status.self],
         defaultSubcommand: Status.self
     )

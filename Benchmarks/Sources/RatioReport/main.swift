@@ -86,6 +86,9 @@ var rows: [(String, String, String, String, String)] = []
 
 // MARK: P7 runs in a fresh child process, so that nothing else is resident.
 
+// P13's children: a process reading one key, with the library or with Foundation.
+runStandardReadChildIfAsked()
+
 let arguments = CommandLine.arguments
 if arguments.count == 3, arguments[1] == "--memory-child" {
     let url = URL(fileURLWithPath: arguments[2])
@@ -117,6 +120,10 @@ if arguments.count == 3, arguments[1] == "--memory-child" {
 }
 
 // For profiling one path alone (`perf record -g .build/release/RatioReport --observers`).
+if arguments.count == 2, arguments[1] == "--process-start" {  // P13 alone
+    measureStandardReadProcess()
+    exit(0)
+}
 if arguments.count == 2, arguments[1] == "--observers" {  // P6: a change seen by 1,000 observers
     print(format(writeCost(observers: 1_000)))
     exit(0)
@@ -343,6 +350,10 @@ row(
 // MARK: P9
 
 measureCommandLineRead(fileURL: fileURL)
+
+// MARK: P13
+
+measureStandardReadProcess()
 
 // MARK: Observation: a write's cost with observers, and P6
 

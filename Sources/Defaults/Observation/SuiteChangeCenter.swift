@@ -31,6 +31,8 @@ public final class SuiteChangeCenter: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Run once, when the first observer registers (``whenFirstObserved(_:)``).
+    private let firstObserverHook = Mutex<(@Sendable () -> Void)?>(nil)
     /// `state.observers.count`, readable without the lock: a write asks whether anyone listens.
     private let registeredCount = Atomic<Int>(0)
 
@@ -75,12 +77,25 @@ public final class SuiteChangeCenter: Sendable {
         isAlive: (@Sendable () -> Bool)?,
         _ handler: @escaping @Sendable (SuiteChange) -> Void
     ) -> Token {
-        state.withLock { state in
+        let token = state.withLock { state in
             state.nextID += 1
             state.observers[state.nextID] = Observer(keys: keys, handler: handler, isAlive: isAlive)
             registeredCount.store(state.observers.count, ordering: .relaxed)
             return Token(id: state.nextID)
         }
+        let hook = firstObserverHook.withLock { hook in
+            defer { hook = nil }
+            return hook
+        }
+        hook?()
+        return token
+    }
+
+    /// Runs `hook` once, on the thread of the first observer to register (before that
+    /// registration returns): a suite begins there the work only observers need, such as watching
+    /// its file for other processes' changes.
+    func whenFirstObserved(_ hook: @escaping @Sendable () -> Void) {
+        firstObserverHook.withLock { $0 = hook }
     }
 
     /// Removes an observer; removing one twice does nothing.

@@ -12,7 +12,7 @@ import Darwin
 /// Flushes every suite when the process is asked to stop with `SIGTERM` or `SIGINT`, then lets
 /// the signal end the process as it would have.
 ///
-/// Installed when the first file suite is opened, and only for a signal whose disposition is
+/// Installed when the first write of any suite is scheduled, and only for a signal whose disposition is
 /// still the default: a process that handles these signals itself keeps its handlers, and should
 /// call ``Defaults/flushAll()`` when it shuts down (not from inside a signal handler, where
 /// taking locks is unsafe: from a `DispatchSource` signal source, a service-lifecycle shutdown

@@ -115,6 +115,9 @@ import Synchronization
     private func schedule(_ owner: Owner, after delay: Duration) {
         guard isScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
+        // From the first value waiting to be written on, `SIGTERM` and `SIGINT` flush before they
+        // end the process; a program that never writes keeps its signals untouched.
+        TerminationSignals.installIfDefault()
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in

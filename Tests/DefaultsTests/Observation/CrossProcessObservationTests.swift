@@ -80,6 +80,9 @@ extension ObservationTests {
             let name = "swift-defaults-tests-\(UUID().uuidString)"
             let directory = ObservationFiles.directory.appendingPathComponent(name, isDirectory: true)
             let suite = FileSuite(name: name, directory: directory, arguments: [])
+            // Observed, so watched (and its directory made) from now on.
+            let observation = Defaults.observe(Defaults.Key<Int>("volume", default: 1, suite: suite)) { _ in }
+            defer { observation.invalidate() }
             try FileManager.default.moveItem(at: directory, to: directory.appendingPathExtension("old"))
             try await waitUntil { !suite.isWatching }
             let result = try TestHelper.run(["observation-write", directory.path, name, "volume", "5"])

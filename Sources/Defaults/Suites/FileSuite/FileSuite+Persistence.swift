@@ -62,6 +62,10 @@ extension FileSuite {
     private func writeFile(editing edit: () -> Set<String> = { [] }) -> FileWrite {
         var written = FileWrite()
         let failure = io.withLock { io -> DefaultsError? in
+            // Writing begins watching: the write itself merges with what was changed meanwhile.
+            if !hasBegunWatching.exchange(true, ordering: .acquiringAndReleasing) {
+                startWatchingAdministratorLayers()
+            }
             startWatching()
             do {
                 try file.withLock {

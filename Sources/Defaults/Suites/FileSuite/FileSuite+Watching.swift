@@ -12,6 +12,30 @@ import Darwin
 #endif
 
 extension FileSuite {
+    /// How long after opening a suite that nobody observes or writes it starts watching anyway, so
+    /// that a program that only reads sees other processes' changes from then on.
+    static let watchingDelay: DispatchTimeInterval = .seconds(1)
+
+    /// Arranges for watching to begin when it is first needed: at the first observer, at the
+    /// first write, or ``watchingDelay`` after opening, whichever comes first. A command-line
+    /// program that reads a value and exits within that time starts no watcher thread and no
+    /// inotify instance, whose teardown would hold up its exit by milliseconds.
+    func watchWhenNeeded() {
+        changes.whenFirstObserved { [weak self] in self?.watchFromNowOn() }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.watchingDelay) { [weak self] in
+            self?.watchFromNowOn()
+        }
+    }
+
+    /// Begins watching the file and the administrator's files, once, and reads what other
+    /// processes changed since the suite was opened.
+    func watchFromNowOn() {
+        guard !hasBegunWatching.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        startWatchingAdministratorLayers()
+        startWatching()
+        reloadIfChanged()
+    }
+
     /// Starts watching the file's directory for other processes' writes, once the directory
     /// exists (it is created on first write otherwise, and watching starts then). For a suite file
     /// that is a link, the directory of the file it points to is watched too: writers replace that

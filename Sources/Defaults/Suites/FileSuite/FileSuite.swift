@@ -73,6 +73,8 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     let watcherQueue = DispatchQueue(label: "swift-defaults file watcher")
     /// Whether an attempt to watch again a directory that went away is scheduled.
     let isResumingWatching = Atomic(false)
+    /// Whether watching has begun (``watchFromNowOn()``).
+    let hasBegunWatching = Atomic(false)
     let problemHandler = Mutex<(@Sendable (DefaultsError) -> Void)?>(nil)
     let administrator: AdministratorLayers
     /// Writes the pending changes a short while after they are made, on ``flush()``, and again
@@ -212,9 +214,7 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
             report(problem)
         }
         SuiteRegistry.add(self)
-        TerminationSignals.installIfDefault()
-        startWatching()
-        startWatchingAdministratorLayers()
+        watchWhenNeeded()
     }
 
     deinit {
