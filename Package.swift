@@ -105,7 +105,13 @@ let package = Package(
         ),
         // What every test target shares: the child-process launcher and the polling helper. A
         // regular target that no product depends on, so it is never shipped.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: ["TestSupportStartup", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"
+        ),
+        // Captures the library's log before any test runs (a C constructor; see its source).
+        .target(name: "TestSupportStartup", path: "Tests/TestSupportStartup"),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
         // A child process that tests spawn to exercise real processes.
         .executableTarget(name: "DefaultsTestHelper", dependencies: ["Defaults"], path: "Tests/Helper"),

@@ -94,7 +94,12 @@ struct PostgresSyncTests {
             try await a.flush()  // acknowledged: durable on each machine
             try await b.flush()
             #expect(try await a.send("status", answer: "status").contains("pending=6"))
-            try await Task.sleep(for: .seconds(2))
+            // Both have seen the server go (an event, not a time: a busy machine takes longer).
+            for machine in [a, b] {
+                try await waitUntil("the machine to see the server gone") {
+                    try await machine.send("status", answer: "status").contains("connected=false")
+                }
+            }
             try cluster.restart()
 
             try await a.waitForSync()

@@ -49,7 +49,7 @@ struct FileSuiteCrashTests {
         }
         // How many writes were acknowledged depends on how busy the machine is; the property
         // checked above does not.
-        print(
+        CapturedLogs.note(
             "R2: \(totalAcknowledged) acknowledged writes in 200 rounds; \(roundsKilledMidWrite) kills landed after a write was durable but before its acknowledgement"
         )
         // Temporary files of killed writers are cleaned up by the next writer.

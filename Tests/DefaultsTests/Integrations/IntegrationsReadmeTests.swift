@@ -1,5 +1,7 @@
 import Defaults
 import Foundation
+import Synchronization
+import TestSupport
 import Testing
 
 // The README's examples for the integrations, as written there. They use the standard suite, so
@@ -46,10 +48,12 @@ extension Integrations {
             #expect(Defaults[.volume] == 7)
             player.$volume.reset()  // back to 5
             #expect(player.volume == 5)
+            let seen = Mutex<[Int]>([])
             let observation = player.$volume.observe { change in
-                print("Volume:", change.newValue)
+                seen.withLock { $0.append(change.newValue) }
             }
             observation.invalidate()
+            #expect(seen.withLock { $0 } == [5])  // the value at the start
 
             let testSuite = InMemorySuite()
             let mixer = Mixer(suite: testSuite)
@@ -64,7 +68,7 @@ extension Integrations {
             Defaults[ComicSettings.id] = 10
             #expect(Defaults[BookSettings.id] == 5)
             for conflict in Defaults.KeyRegistry.conflicts {
-                print(conflict)  // names both declarations
+                CapturedLogs.note("\(conflict)")  // names both declarations
             }
             #expect(Defaults.KeyRegistry.conflicts(in: Defaults.standardSuite).isEmpty)
         }

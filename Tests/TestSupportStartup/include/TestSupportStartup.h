@@ -1,0 +1,2 @@
+// Runs before any test: see startup.c.
+#pragma once
