@@ -24,19 +24,15 @@ func plutilBinary() -> URL? {
 
 /// The median wall time of running `executable` to completion, output discarded.
 func processTime(_ executable: URL, _ arguments: [String], environment: [String: String]) throws -> Duration {
-    try measure(iterations: 1, repeats: 21) { _ in
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        if process.terminationStatus != 0 {
+    var times: [Duration] = []
+    for _ in 0..<21 {
+        let (time, status) = try timedRun(executable, arguments, environment: environment)
+        if status != 0 {
             throw CocoaError(.executableLoad, userInfo: [NSFilePathErrorKey: executable.path])
         }
+        times.append(time)
     }
+    return times.sorted()[times.count / 2]
 }
 
 @MainActor func measureCommandLineRead(fileURL: URL) {

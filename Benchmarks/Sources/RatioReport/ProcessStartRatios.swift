@@ -33,18 +33,11 @@ func runStandardReadChildIfAsked() {
         environment["XDG_CONFIG_HOME"] = home.path
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
         func run(_ reader: String) throws -> Duration {
-            let clock = ContinuousClock()
-            let start = clock.now
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["--standard-read-child", reader]
-            process.environment = environment
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
+            let (time, status) = try timedRun(executable, ["--standard-read-child", reader], environment: environment)
+            guard status == 0 else {
                 throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: "\(reader) did not find setting-1"])
             }
-            return clock.now - start
+            return time
         }
         // Alternating pairs, so that both see the same machine.
         var ours: [Duration] = []
