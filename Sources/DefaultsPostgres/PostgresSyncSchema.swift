@@ -41,7 +41,9 @@ enum PostgresSyncSchema {
             CREATE TRIGGER defaults_sync_notify AFTER INSERT OR UPDATE ON defaults_sync_values
             FOR EACH ROW EXECUTE FUNCTION defaults_sync_notify()
             """,
-        ]
+        ],
+        // A notification fetches the namespace's changes from its sequence number on.
+        ["CREATE INDEX defaults_sync_values_seq ON defaults_sync_values (namespace, seq)"],
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -159,15 +159,24 @@ public final class PostgresSyncStore: DefaultsSyncStore {
             self.connection.withLock { $0 = connection }
             connected()
             await report(.connected)
+            // Notifications coalesce: one fetches every change from its sequence number on, and
+            // the notifications of the changes it brought are then skipped. (A change with a
+            // lower number that commits later has its own notification, not yet seen.)
+            var fetched = Set<Int64>()
             for try await notification in notifications {
                 let parts = notification.payload.split(separator: " ")
-                guard parts.count == 2, parts[0] == tag, let seq = Int64(parts[1]) else { continue }
-                let condition: PostgresQuery = "WHERE namespace = \(namespace) AND seq = \(seq)"
-                let records = try await answer(from: connection, "for a changed record") {
-                    try await self.fetch(condition, on: connection)
+                guard parts.count == 2, parts[0] == tag, let seq = Int64(parts[1]), !fetched.contains(seq) else {
+                    continue
                 }
-                if !records.isEmpty {
-                    await report(.received(records))
+                let changes = try await answer(from: connection, "for changed records") {
+                    try await self.changes(since: seq, on: connection)
+                }
+                if fetched.count > 100_000 {
+                    fetched.removeAll()  // at worst, a change is fetched twice
+                }
+                fetched.formUnion(changes.map(\.seq))
+                if !changes.isEmpty {
+                    await report(.received(changes.map(\.record)))
                 }
             }
         }
@@ -216,6 +225,25 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         }
     }
 
+    /// This namespace's records changed at sequence number `seq` or later, with their numbers.
+    private func changes(since seq: Int64, on connection: PostgresConnection) async throws -> [(
+        record: SyncRecord, seq: Int64
+    )] {
+        var changes: [(record: SyncRecord, seq: Int64)] = []
+        let rows = try await connection.query(
+            """
+            SELECT key, value, clock_wall, clock_counter, clock_origin, seq FROM defaults_sync_values
+            WHERE namespace = \(namespace) AND seq >= \(seq) ORDER BY seq
+            """, logger: logger)
+        for try await (key, value, wall, counter, origin, seq) in rows.decode(
+            (String, Data?, Int64, Int64, String, Int64).self)
+        {
+            let timestamp = SyncTimestamp(wallTime: wall, counter: counter, origin: origin)
+            changes.append((SyncRecord(key: key, value: value, timestamp: timestamp), seq))
+        }
+        return changes
+    }
+
     private func fetch(_ condition: PostgresQuery, on connection: PostgresConnection) async throws -> [SyncRecord] {
         // A fixed column list before the caller's parameterized condition.
         let query = PostgresQuery(
@@ -236,9 +264,51 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         let connection = try current()
         let namespace = namespace
         let logger = logger
-        try await answer(from: connection, "to a push") {
-            try await Self.store(records, namespace: namespace, on: connection, logger: logger)
+        // Sorted by key: two machines pushing overlapping keys lock their rows in one order, and
+        // never deadlock each other.
+        let sorted = records.sorted { $0.key < $1.key }
+        let storable = sorted.filter { !$0.key.utf8.contains(0) }
+        var refused: [String: String] = [:]
+        for record in sorted where record.key.utf8.contains(0) {
+            refused[record.key] = "PostgreSQL's text cannot hold a NUL character"
         }
+        do {
+            try await answer(from: connection, "to a push") {
+                try await Self.store(storable, namespace: namespace, on: connection, logger: logger)
+            }
+        } catch let error where Self.refusal(error) != nil {
+            // One record the server will never take fails the whole batch: store them one at a
+            // time, and set aside those it refuses.
+            for record in storable {
+                do {
+                    try await answer(from: connection, "to a push") {
+                        try await Self.store([record], namespace: namespace, on: connection, logger: logger)
+                    }
+                } catch let error {
+                    guard let reason = Self.refusal(error) else { throw error }
+                    refused[record.key] = reason
+                }
+            }
+        }
+        if !refused.isEmpty {
+            throw SyncRecordsRefused(refused)
+        }
+    }
+
+    /// The server's reason when `error` refuses the data itself (SQLSTATE class 22, data
+    /// exception, such as an invalid byte sequence; class 54, a program limit such as an index
+    /// row's size): trying again would fail again. `nil` for any other error.
+    static func refusal(_ error: any Error) -> String? {
+        var error = error
+        if let transaction = error as? PostgresTransactionError,
+            let cause = transaction.closureError ?? transaction.commitError
+        {
+            error = cause
+        }
+        guard let info = (error as? PSQLError)?.serverInfo, let state = info[.sqlState],
+            state.hasPrefix("22") || state.hasPrefix("54")
+        else { return nil }
+        return "\(info[.message] ?? "refused by the server") (SQLSTATE \(state))"
     }
 
     private static func store(

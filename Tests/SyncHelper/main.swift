@@ -7,6 +7,10 @@
 //
 // Commands, one per line; each answers one line (`ok`, `value KEY VALUE`, `error MESSAGE`, ...):
 //   set KEY VALUE | big KEY BYTES | reset KEY | get KEY | flush | wait | status | quit
+//   fill PREFIX COUNT VALUE   declares the keys PREFIX-0 … PREFIX-(COUNT-1) now (after connecting,
+//                 as lazy `static let` keys are) and sets each to VALUE-<i>
+//   count PREFIX COUNT VALUE  declares those keys if needed; answers `count N`, how many read VALUE-<i>
+//   nul KEY VALUE sets the key KEY followed by a NUL character and `x` (a name PostgreSQL refuses)
 //   watch KEY     prints `updated KEY VALUE` for each value `Defaults.updates` delivers
 //   observe KEY   prints `observed KEY OLD NEW` for each change `Defaults.observe` delivers
 // `(nil)` stands for no value.
@@ -76,6 +80,21 @@ while let line = readLine() {
     case ("reset", 2):
         Defaults.reset(key(words[1]))
         reply("ok")
+    case ("fill", 3):
+        let parts = words[2].split(separator: " ")
+        let (prefix, count, value) = (words[1], Int(parts.first ?? "") ?? 0, parts.dropFirst().first ?? "")
+        for index in 0..<count {
+            Defaults[key("\(prefix)-\(index)")] = "\(value)-\(index)"
+        }
+        reply("ok")
+    case ("count", 3):
+        let parts = words[2].split(separator: " ")
+        let (prefix, count, value) = (words[1], Int(parts.first ?? "") ?? 0, parts.dropFirst().first ?? "")
+        let matching = (0..<count).filter { Defaults[key("\(prefix)-\($0)")] == "\(value)-\($0)" }.count
+        reply("count \(matching)")
+    case ("nul", 3):
+        Defaults[key(words[1] + "\u{0}x")] = words[2]
+        reply("ok")
     case ("get", 2):
         reply("value \(words[1]) \(Defaults[key(words[1])] ?? "(nil)")")
     case ("flush", 1):
@@ -91,7 +110,8 @@ while let line = readLine() {
     case ("status", 1):
         let status = Defaults.iCloud.status
         reply(
-            "status connected=\(status.isConnected) pending=\(status.pendingChanges) error=\(status.lastError ?? "(none)")"
+            "status connected=\(status.isConnected) pending=\(status.pendingChanges) "
+                + "refused=\(status.refusedKeys.count) error=\(status.lastError ?? "(none)")"
         )
     case ("watch", 2):
         let watched = key(words[1])

@@ -30,7 +30,12 @@ public protocol DefaultsSyncStore: AnyObject, Sendable {
     func records(forKeys keys: [String]) async throws -> [SyncRecord]
 
     /// Stores each record unless the store holds a later one for its key; returns once they are
-    /// durably stored. Throws when not connected.
+    /// durably stored. Throws when not connected. The records come sorted by key, so that two
+    /// machines pushing overlapping keys lock them in the same order.
+    ///
+    /// A store that stored every record but some it will never accept (a key name or value beyond
+    /// its limits) throws ``SyncRecordsRefused`` naming them, so that one bad key does not stop
+    /// every other from syncing.
     func push(_ records: [SyncRecord]) async throws
 }
 

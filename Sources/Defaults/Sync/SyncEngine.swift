@@ -15,7 +15,16 @@ final class SyncEngine: Sendable {
         case event(SyncEvent, generation: Int)
         case push
         case reconcile
-        case catchUp([String]?)
+        /// Everything the store holds newer than the journals: after each connection.
+        case catchUp
+        /// The store's records of the keys added since the last catch-up, in one batch.
+        case catchUpAdded
+    }
+
+    /// A record the store refused, set aside until its key's value changes.
+    private struct Refusal {
+        var timestamp: SyncTimestamp
+        var reason: String
     }
 
     /// The suite of one or more synced keys, with its journal and the engine's observer.
@@ -40,6 +49,15 @@ final class SyncEngine: Sendable {
         var queuedJobs = 0
         /// A push is queued and not started: later changes ride along with it.
         var isPushQueued = false
+        /// Keys added while connected, for the next ``Job/catchUpAdded``; one is queued while
+        /// `isCatchUpAddedQueued`. Keys are often declared one by one after connecting (lazy
+        /// `static let`s): each must not cost a catch-up of its own.
+        var addedWhileConnected: Set<String> = []
+        var isCatchUpAddedQueued = false
+        /// Records the store refused, by key name.
+        var refused: [String: Refusal] = [:]
+        /// The last push failure logged, so that a failure repeated at every retry is logged once.
+        var lastPushFailure: String?
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
         var hasWarnedNoStore = false
     }
@@ -78,6 +96,10 @@ final class SyncEngine: Sendable {
                 if state.isPushQueued { return true }
                 state.isPushQueued = true
             }
+            if case .catchUpAdded = job {
+                if state.isCatchUpAddedQueued { return true }
+                state.isCatchUpAddedQueued = true
+            }
             state.queuedJobs += 1
             return false
         }
@@ -91,8 +113,8 @@ final class SyncEngine: Sendable {
     var keys: Set<Defaults.Keys> { withState { $0.keys } }
 
     func add(_ key: Defaults.Keys) {
-        let (isNew, hasStore, isConnected) = withState { state in
-            (state.keys.insert(key).inserted, state.store != nil, state.isConnected)
+        let (isNew, hasStore) = withState { state in
+            (state.keys.insert(key).inserted, state.store != nil)
         }
         guard isNew else { return }
         guard hasStore else {
@@ -100,8 +122,16 @@ final class SyncEngine: Sendable {
             return
         }
         watch(key)
+        // Caught up with the keys added before it, in one batch; a connection not made yet
+        // catches up on every key when it is.
+        let isConnected = withState { state in
+            if state.isConnected {
+                state.addedWhileConnected.insert(key.name)
+            }
+            return state.isConnected
+        }
         if isConnected {
-            enqueue(.catchUp([key.name]))
+            enqueue(.catchUpAdded)
         }
         enqueue(.push)
     }
@@ -254,11 +284,11 @@ final class SyncEngine: Sendable {
                     state.lastError = nil
                 }
                 debug("connected to \(store.description)")
-                await catchUp(nil, from: store)
+                // The whole catch-up covers the keys added meanwhile.
+                withState { $0.addedWhileConnected = [] }
+                await catchUp(from: store)
             case .received(let records):
-                for record in records {
-                    apply(record)
-                }
+                apply(records)
             case .disconnected(let error):
                 let message = "\(error)"
                 let isNew = withState { state in
@@ -281,20 +311,31 @@ final class SyncEngine: Sendable {
         case .reconcile:
             reconcile()
             await push(to: store)
-        case .catchUp(let names):
+        case .catchUp:
             if withState({ $0.isConnected }) {
+                await catchUp(from: store)
+            }
+        case .catchUpAdded:
+            let names = withState { state in
+                state.isCatchUpAddedQueued = false
+                defer { state.addedWhileConnected = [] }
+                return state.isConnected ? state.addedWhileConnected : []
+            }
+            if !names.isEmpty {
                 await catchUp(names, from: store)
             }
         }
     }
 
-    /// Takes the store's newer records for the synced keys (or only `names`), then pushes.
-    private func catchUp(_ names: [String]?, from store: any DefaultsSyncStore) async {
+    /// How many keys one query of the store asks for.
+    private static let batchSize = 1_000
+
+    /// Takes the store's newer records for every synced key, then pushes what is newer here.
+    private func catchUp(from store: any DefaultsSyncStore) async {
         do {
             let remote = try await store.timestamps()
             let wanted = withState { state -> [String] in
                 remote.compactMap { name, timestamp in
-                    guard names?.contains(name) ?? true else { return nil }
                     let isNewer = state.watches.values.contains { watch in
                         watch.names.contains(name)
                             && (watch.journal.entry(forKey: name).map { $0.timestamp < timestamp } ?? true)
@@ -302,12 +343,8 @@ final class SyncEngine: Sendable {
                     return isNewer ? name : nil
                 }
             }
-            if !wanted.isEmpty {
-                for record in try await store.records(forKeys: wanted) {
-                    apply(record)
-                }
-            }
-            markNewerThanStore(remote, names: names)
+            try await fetchAndApply(wanted, from: store)
+            markNewerThanStore(remote, names: nil)
             await push(to: store)
             withState { state in
                 state.hasCaughtUp = state.isConnected
@@ -316,8 +353,41 @@ final class SyncEngine: Sendable {
             saveLastSync()
         } catch {
             debug("catch-up failed, tried again shortly: \(error)")
-            retry(.catchUp(names))
+            retry(.catchUp)
         }
+    }
+
+    /// Takes the store's records of `names` (keys added since the last catch-up) where newer,
+    /// in batches, then pushes what is newer here: one query for many keys, never a scan of the
+    /// whole namespace for each.
+    private func catchUp(_ names: Set<String>, from store: any DefaultsSyncStore) async {
+        do {
+            let records = try await fetchAndApply(Array(names), from: store)
+            var remote: [String: SyncTimestamp] = [:]
+            for record in records {
+                remote[record.key] = record.timestamp
+            }
+            markNewerThanStore(remote, names: names)
+            await push(to: store)
+        } catch {
+            debug("catch-up of added keys failed, tried again shortly: \(error)")
+            withState { $0.addedWhileConnected.formUnion(names) }
+            retry(.catchUpAdded)
+        }
+    }
+
+    /// Fetches the store's records of `names`, in batches, and applies the newer ones.
+    @discardableResult
+    private func fetchAndApply(_ names: [String], from store: any DefaultsSyncStore) async throws -> [SyncRecord] {
+        var fetched: [SyncRecord] = []
+        let sorted = names.sorted()
+        for start in stride(from: 0, to: sorted.count, by: Self.batchSize) {
+            let records = try await store.records(
+                forKeys: Array(sorted[start..<min(start + Self.batchSize, sorted.count)]))
+            apply(records)
+            fetched += records
+        }
+        return fetched
     }
 
     /// Queues `job` again after a pause: a push or catch-up failed while the store still looked
@@ -335,7 +405,7 @@ final class SyncEngine: Sendable {
 
     /// Marks for pushing the local values the store has an older version of, or none (a new or
     /// reset store).
-    private func markNewerThanStore(_ remote: [String: SyncTimestamp], names: [String]?) {
+    private func markNewerThanStore(_ remote: [String: SyncTimestamp], names: Set<String>?) {
         withState { state in
             for watch in state.watches.values {
                 for name in watch.names where names?.contains(name) ?? true {
@@ -351,36 +421,46 @@ final class SyncEngine: Sendable {
         }
     }
 
-    /// Applies a remote record to every synced key of that name whose local version is older.
-    private func apply(_ record: SyncRecord) {
+    /// Applies remote records to every synced key of their name whose local version is older:
+    /// each suite's new values in one write, one change event.
+    private func apply(_ records: [SyncRecord]) {
+        guard !records.isEmpty else { return }
         lock.withLock {
-            let (targets, clock) = withState { state in
-                (state.watches.values.filter { $0.names.contains(record.key) }, state.clock)
-            }
-            guard !targets.isEmpty else { return }
-            let object: Any?
-            do {
-                object = try SyncValue.decode(record.value, key: record.key)
-            } catch {
-                report(problem: "\(error)")
-                return
-            }
-            let digest = SyncValue.digest(try? SyncValue.encode(object, key: record.key))
-            for watch in targets {
-                if let entry = watch.journal.entry(forKey: record.key), entry.timestamp >= record.timestamp {
+            let (watches, clock) = withState { state in (Array(state.watches.values), state.clock) }
+            var changes: [ObjectIdentifier: (suite: any DefaultsSuite, values: [(key: String, object: Any?)])] = [:]
+            for record in records {
+                let targets = watches.filter { $0.names.contains(record.key) }
+                guard !targets.isEmpty else { continue }
+                let object: Any?
+                do {
+                    object = try SyncValue.decode(record.value, key: record.key)
+                } catch {
+                    report(problem: "\(error)")
                     continue
                 }
-                clock.receive(record.timestamp)
-                watch.journal.setEntry(
-                    .init(timestamp: record.timestamp, digest: digest, isPending: false), forKey: record.key)
-                debug("remote change of \"\(record.key)\" at \(record.timestamp)")
-                // Observers run now, on this thread; the engine's own sees the digest it just recorded.
-                watch.suite.set(object, forKey: record.key)
+                let digest = SyncValue.digest(try? SyncValue.encode(object, key: record.key))
+                for watch in targets {
+                    if let entry = watch.journal.entry(forKey: record.key), entry.timestamp >= record.timestamp {
+                        continue
+                    }
+                    clock.receive(record.timestamp)
+                    watch.journal.setEntry(
+                        .init(timestamp: record.timestamp, digest: digest, isPending: false), forKey: record.key)
+                    debug("remote change of \"\(record.key)\" at \(record.timestamp)")
+                    changes[ObjectIdentifier(watch.suite), default: (watch.suite, [])].values.append(
+                        (record.key, object))
+                }
+            }
+            // Observers run now, on this thread; the engine's own sees the digests just recorded.
+            for (suite, values) in changes.values {
+                suite.setValues(values)
             }
         }
     }
 
-    /// Pushes every pending change; on success, clears the ones not changed again meanwhile.
+    /// Pushes every pending change, sorted by key (so that machines pushing overlapping keys lock
+    /// them in one order); on success, clears the ones not changed again meanwhile. Records the
+    /// store refused are set aside and reported, and every other key goes on syncing.
     private func push(to store: any DefaultsSyncStore) async {
         let records = withState { state -> [SyncRecord] in
             guard state.isConnected else { return [] }
@@ -388,7 +468,9 @@ final class SyncEngine: Sendable {
             for watch in state.watches.values {
                 let persistent = watch.suite.persistentStoredValues()
                 for name in watch.names {
-                    guard let entry = watch.journal.entry(forKey: name), entry.isPending else { continue }
+                    guard let entry = watch.journal.entry(forKey: name), entry.isPending,
+                        state.refused[name]?.timestamp != entry.timestamp
+                    else { continue }
                     // `nil` data is a removal; a value that grew too large since is left out.
                     let data: Data?
                     do {
@@ -400,18 +482,40 @@ final class SyncEngine: Sendable {
                     byName[name] = SyncRecord(key: name, value: data, timestamp: entry.timestamp)
                 }
             }
-            return Array(byName.values)
+            return byName.values.sorted { $0.key < $1.key }
         }
         guard !records.isEmpty else { return }
+        var refused: [String: String] = [:]
         do {
             try await store.push(records)
+        } catch let refusal as SyncRecordsRefused {
+            refused = refusal.reasons
         } catch {
-            debug("push failed, kept and tried again shortly: \(error)")
+            let message = "\(error)"
+            let isNew = withState { state in
+                defer { state.lastPushFailure = message }
+                return state.lastPushFailure != message
+            }
+            if isNew {
+                Defaults.logger.warning(
+                    "iCloud keys could not be pushed, kept and tried again shortly: \(message)",
+                    metadata: ["store": "\(store.description)"])
+            }
             retry(.push)
             return
         }
-        withState { state in
+        let newlyRefused = withState { state -> [String] in
+            state.lastPushFailure = nil
+            var newlyRefused: [String] = []
             for record in records {
+                if let reason = refused[record.key] {
+                    if state.refused[record.key]?.timestamp != record.timestamp {
+                        newlyRefused.append(record.key)
+                    }
+                    state.refused[record.key] = Refusal(timestamp: record.timestamp, reason: reason)
+                    continue
+                }
+                state.refused[record.key] = nil
                 for watch in state.watches.values where watch.names.contains(record.key) {
                     guard var entry = watch.journal.entry(forKey: record.key), entry.isPending,
                         entry.timestamp <= record.timestamp
@@ -421,7 +525,15 @@ final class SyncEngine: Sendable {
                 }
             }
             state.lastSync = Date()
-            debug("pushed \(records.count) change(s)")
+            debug("pushed \(records.count - refused.count) change(s)")
+            return newlyRefused
+        }
+        if !newlyRefused.isEmpty {
+            let problem =
+                "\(SyncRecordsRefused(refused.filter { newlyRefused.contains($0.key) })); "
+                + "they stay local until their value changes, and every other key goes on syncing"
+            withState { $0.lastError = problem }
+            Defaults.logger.warning("\(problem)", metadata: ["store": "\(store.description)"])
         }
         saveLastSync()
     }
@@ -450,9 +562,14 @@ final class SyncEngine: Sendable {
 
     // MARK: Waiting and status
 
+    /// Changes not on the store yet, less those it refused (set aside until they change).
     private func pendingCount(_ state: State) -> Int {
         state.watches.values.reduce(0) { count, watch in
-            count + watch.names.filter { watch.journal.entry(forKey: $0)?.isPending == true }.count
+            count
+                + watch.names.filter { name in
+                    guard let entry = watch.journal.entry(forKey: name), entry.isPending else { return false }
+                    return state.refused[name]?.timestamp != entry.timestamp
+                }.count
         }
     }
 
@@ -502,7 +619,8 @@ final class SyncEngine: Sendable {
                 isConnected: state.isConnected,
                 pendingChanges: pendingCount(state),
                 lastSync: state.lastSync,
-                lastError: state.lastError
+                lastError: state.lastError,
+                refusedKeys: state.refused.keys.sorted()
             )
         }
     }

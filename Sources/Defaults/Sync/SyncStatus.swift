@@ -12,6 +12,9 @@ public struct SyncStatus: Sendable, Hashable {
     public var lastSync: Date?
     /// The last problem: a connection failure, or a value refused for its size.
     public var lastError: String?
+    /// Keys the store refused (a name or value beyond what it can hold), sorted: set aside until
+    /// their value changes, while every other key syncs.
+    public var refusedKeys: [String]
 
     /// Creates a status.
     public init(
@@ -19,12 +22,14 @@ public struct SyncStatus: Sendable, Hashable {
         isConnected: Bool = false,
         pendingChanges: Int = 0,
         lastSync: Date? = nil,
-        lastError: String? = nil
+        lastError: String? = nil,
+        refusedKeys: [String] = []
     ) {
         self.store = store
         self.isConnected = isConnected
         self.pendingChanges = pendingChanges
         self.lastSync = lastSync
         self.lastError = lastError
+        self.refusedKeys = refusedKeys
     }
 }
