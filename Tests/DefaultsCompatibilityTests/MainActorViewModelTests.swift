@@ -22,7 +22,15 @@ final class SettingsViewModel {
     private(set) var theme = Theme(name: "", accent: [])
     private(set) var summary = ""
     private(set) var refreshes = 0
+    private(set) var isMuted = false
     private var tasks: [Task<Void, Never>] = []
+    private var mutedObservation: Defaults.Observation?
+
+    func observeMuting(_ key: Defaults.Key<Bool>) {
+        mutedObservation = Defaults.observe(key) { [weak self] change in
+            self?.isMuted = change.newValue
+        }
+    }
 
     func start(volume volumeKey: Defaults.Key<Int>, theme themeKey: Defaults.Key<Theme>) {
         tasks.append(
@@ -82,6 +90,18 @@ struct MainActorViewModelTests {
         #expect(model.theme.accent == [3])
         try await waitUntil("one refresh a change") { model.refreshes == 3 }
         model.stop()
+    }
+
+    @Test func anObserverSetsTheViewModelsPropertiesOnTheMainActor() {
+        let mutedKey = Defaults.Key<Bool>("isMuted", default: false, suite: suite)
+        let model = SettingsViewModel()
+        model.observeMuting(mutedKey)
+        #expect(!model.isMuted)
+        // Written on the main actor, so the handler runs there, before the write returns.
+        Defaults[mutedKey] = true
+        #expect(model.isMuted)
+        mutedKey.reset()
+        #expect(!model.isMuted)
     }
 
     @Test func aNonSendableValueIsItsOwnInstanceForEachConsumer() async throws {
