@@ -118,6 +118,9 @@ let package = Package(
         .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList", "TestSupport"]),
         .testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestHelper", "TestSupport"]),
         .testTarget(name: "DefaultsCombineTests", dependencies: ["DefaultsCombine", "TestSupport"]),
+        // Code written for the Defaults library, as its users write it, in Swift 6 mode: that it
+        // compiles unchanged is the main check; its tests assert that it behaves.
+        .testTarget(name: "DefaultsCompatibilityTests", dependencies: ["Defaults", "TestSupport"]),
         // A child process that the sync tests spawn: one "machine" syncing through PostgreSQL.
         .executableTarget(
             name: "DefaultsSyncTestHelper",

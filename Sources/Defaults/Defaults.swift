@@ -51,6 +51,19 @@ public enum Defaults {
         reset(keys, suite: UserDefaultsSuite.shared(suite))
     }
 
+    /// Resets keys given by name in a `UserDefaults` suite.
+    public static func reset(_ keys: [String], suite: UserDefaults) {
+        reset(keys, suite: UserDefaultsSuite.shared(suite))
+    }
+
+    /// Resets each typed key in its own suite, as ``reset(_:)-(Defaults.Keys...)`` does: Defaults'
+    /// spelling with a `suite`, which, as in Defaults, does not change where a key is reset.
+    public static func reset<each Value: Serializable>(_ keys: repeat Key<each Value>, suite: UserDefaults) {
+        for key in repeat each keys {
+            key.reset()
+        }
+    }
+
     /// Removes every stored value from `suite`. Registered defaults stay.
     public static func removeAll(suite: any DefaultsSuite = standardSuite) {
         suite.removeAll()

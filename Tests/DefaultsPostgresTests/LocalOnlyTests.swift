@@ -33,7 +33,7 @@ struct LocalOnlyTests {
         let id = UUID().uuidString.prefix(8)
         let keys: [Defaults.Keys] = [
             Defaults.Key<Int>("a\(id)", default: 0, suite: suite, iCloud: true),
-            Defaults.Key<Int>("b\(id)", suite: suite, default: { 0 }, iCloud: true),
+            Defaults.Key<Int>("b\(id)", suite: suite, iCloud: true, default: { 0 }),
             Defaults.Key<String?>("c\(id)", suite: suite, iCloud: true),
         ]
         #expect(Set(keys).isSubset(of: Defaults.iCloud.keys))

@@ -31,7 +31,7 @@ extension Defaults {
             let result = try body(&value)
             if let optional = value as? any OptionalProtocol, optional.isNil {
                 object = nil
-            } else if let serialized = Value.bridge.serialize(value) {
+            } else if let serialized = Value.storedForm(of: value) {
                 object = serialized
             } else {
                 isUnserializable = true

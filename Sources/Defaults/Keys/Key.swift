@@ -18,7 +18,9 @@ extension Defaults {
     public final class Key<Value: Serializable>: Keys, @unchecked Sendable {
         // `@unchecked`: a key never changes after `init`, and its decode cache is behind a Mutex.
         // `Value` need not be Sendable (as in Defaults): each read returns a copy of the default
-        // value, so only a default value that is a non-Sendable class instance is shared.
+        // value, so only a default value that is a non-Sendable class instance is shared. A
+        // dynamic default need not be Sendable either (as in Defaults): it runs on the reading
+        // thread, which its caller takes on (see `UncheckedSendableClosure`).
         private enum DefaultSource {
             case value(Value)
             case dynamic(@Sendable () -> Value)
@@ -74,7 +76,7 @@ extension Defaults {
             declarationSite = KeyDeclarationSite(file: file, line: line)
             super.init(name: name, suite: suite)
             Defaults.KeyRegistry.register(self)
-            if let object = Value.bridge.serialize(defaultValue) {
+            if let object = Value.storedForm(of: defaultValue) {
                 suite.register(defaults: [name: object])
             }
             if iCloud { Defaults.iCloud.add(self) }
@@ -85,19 +87,20 @@ extension Defaults {
         /// - Parameters:
         ///   - name: The name the value is stored under in the suite.
         ///   - suite: Where the value is stored; the standard suite unless given.
+        ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
-        ///   - defaultValueGetter: Computes the value a read returns while none is stored.
-        ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
+        ///   - defaultValueGetter: Computes the value a read returns while none is stored. As in
+        ///     Defaults, it need not be `Sendable`: it runs on the thread that reads the key.
         public init(
             _ name: String,
             suite: any DefaultsSuite = Defaults.standardSuite,
+            iCloud: Bool = false,
             file: StaticString = #fileID,
             line: UInt = #line,
-            default defaultValueGetter: @escaping @Sendable () -> Value,
-            iCloud: Bool = false
+            default defaultValueGetter: @escaping () -> Value
         ) {
-            defaultSource = .dynamic(defaultValueGetter)
+            defaultSource = .dynamic(UncheckedSendableClosure(defaultValueGetter).call)
             decodeCache = DecodeCache()
             declarationSite = KeyDeclarationSite(file: file, line: line)
             super.init(name: name, suite: suite)
@@ -123,14 +126,14 @@ extension Defaults {
         public convenience init(
             _ name: String,
             suite: UserDefaults,
+            iCloud: Bool = false,
             file: StaticString = #fileID,
             line: UInt = #line,
-            default defaultValueGetter: @escaping @Sendable () -> Value,
-            iCloud: Bool = false
+            default defaultValueGetter: @escaping () -> Value
         ) {
             self.init(
-                name, suite: UserDefaultsSuite.shared(suite), file: file, line: line, default: defaultValueGetter,
-                iCloud: iCloud)
+                name, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, file: file, line: line,
+                default: defaultValueGetter)
         }
 
         // The read and write paths are inlinable so that code using a key gets a copy specialized
@@ -144,10 +147,10 @@ extension Defaults {
                 return value
             }
             guard let decodeCache else {
-                return Value.bridge.deserialize(object as? Value.Serializable)
+                return Value.value(fromStoredForm: object)
             }
             return decodeCache.value(for: object) {
-                Value.bridge.deserialize(object as? Value.Serializable)
+                Value.value(fromStoredForm: object)
             }
         }
 
@@ -200,7 +203,7 @@ extension Defaults {
                 suite.set(value, forKey: name)
             } else if isOptional, let optional = value as? any OptionalProtocol, optional.isNil {
                 suite.set(nil, forKey: name)
-            } else if let object = Value.bridge.serialize(value) {
+            } else if let object = Value.storedForm(of: value) {
                 suite.set(object, forKey: name)
             } else {
                 reportUnserializable(in: suite)

@@ -21,6 +21,11 @@ extension Defaults {
     /// `oldValue` is always the previous call's `newValue`. Keep the handler short; hop to an
     /// actor for anything else (`Task { @MainActor in … }`).
     ///
+    /// As in Defaults, the handler need not be `Sendable`: it may set the observing object's own
+    /// properties. What the compiler cannot check is then the caller's to keep: the handler runs on
+    /// the thread that made the change, so what it touches must be safe to touch from there (an
+    /// object that only one thread changes, or state behind a lock or an actor).
+    ///
     /// **Values.** The handler gets what a read of the key returns when it runs. When changes come
     /// faster than they are delivered, or another observer changed the key first, `newValue` is
     /// the latest value, and a change that leaves the value as this observation last reported it
@@ -37,8 +42,10 @@ extension Defaults {
     public static func observe<Value: Serializable>(
         _ key: Key<Value>,
         options: ObservationOptions = [.initial],
-        handler: @escaping @Sendable (KeyChange<Value>) -> Void
+        handler: @escaping (KeyChange<Value>) -> Void
     ) -> Observation {
+        // Called on the thread that makes a change, as Defaults calls it (see above).
+        let handler = UncheckedSendableClosure(handler).call
         // Values are decoded on the delivering thread from the stored objects, so `Value` need
         // not be Sendable: no typed value is ever handed from one thread to another.
         // Observers of one key share one read and decode per change, when values can be shared.
@@ -56,7 +63,8 @@ extension Defaults {
     ///
     /// The keys may belong to different suites. Changes made together (such as one
     /// ``Defaults/removeAll(suite:)-(DefaultsSuite)``) call the handler once. The rules of
-    /// ``observe(_:options:handler:)`` apply: threads, equal writes, ``withoutPropagation(_:)``.
+    /// ``observe(_:options:handler:)`` apply: threads (the handler need not be `Sendable`, and runs
+    /// on the thread that made the change), equal writes, ``withoutPropagation(_:)``.
     ///
     /// ```swift
     /// let observation = Defaults.observe(keys: .isUnicornMode, .volume) {
@@ -66,7 +74,7 @@ extension Defaults {
     public static func observe(
         keys: Keys...,
         options: ObservationOptions = [.initial],
-        handler: @escaping @Sendable () -> Void
+        handler: @escaping () -> Void
     ) -> Observation {
         observe(keys: keys, options: options, handler: handler)
     }
@@ -76,9 +84,11 @@ extension Defaults {
     public static func observe(
         keys: [Keys],
         options: ObservationOptions = [.initial],
-        handler: @escaping @Sendable () -> Void
+        handler: @escaping () -> Void
     ) -> Observation {
-        let core = ObservationCore(keys: ObservedKeys(keys)) { _ in handler() }
+        // Called on the thread that makes a change, as Defaults calls it.
+        let handler = UncheckedSendableClosure(handler)
+        let core = ObservationCore(keys: ObservedKeys(keys)) { _ in handler.call() }
         let observation = Observation(core: core)
         core.start(initial: options.wantsInitial)
         return observation

@@ -71,4 +71,44 @@ extension Defaults {
         let reader = KeyValueReader(key)
         return Updates(keys: reader.keys, initial: initial, makeElement: reader.keyChange)
     }
+
+    // Defaults returns `AsyncStream`; these forms give it to code that names that type
+    // (`let values: AsyncStream<Bool> = Defaults.updates(.isUnicornMode)`). Disfavored, so that a
+    // loop or a sequence operator gets ``Updates``.
+
+    /// The values of `key` as the `AsyncStream` Defaults returns, for code that names that type.
+    ///
+    /// ```swift
+    /// func volumes() -> AsyncStream<Int> {
+    ///     Defaults.updates(.volume)
+    /// }
+    /// ```
+    ///
+    /// Values are decoded on the thread that made the change and buffered until taken, as in
+    /// Defaults; a non-`Sendable` `Value` crosses to the consumer there. Iteration, cancellation and
+    /// the values themselves are those of ``updates(_:initial:)->Defaults.Updates<Value>``, which is
+    /// what code that does not name the type gets.
+    @_disfavoredOverload
+    public static func updates<Value: Serializable>(_ key: Key<Value>, initial: Bool = true) -> AsyncStream<Value> {
+        let reader = KeyValueReader(key)
+        return UpdatesStream.make(keys: reader.keys, initial: initial, makeElement: reader.newValue)
+    }
+
+    /// The values of several keys, as a tuple, in the `AsyncStream` Defaults returns; see
+    /// ``updates(_:initial:)->AsyncStream<Value>``.
+    @_disfavoredOverload
+    public static func updates<each Value: Serializable>(
+        _ keys: repeat Key<each Value>,
+        initial: Bool = true
+    ) -> AsyncStream<(repeat each Value)> {
+        let reader = KeyValuesReader(repeat each keys)
+        return UpdatesStream.make(keys: reader.observed, initial: initial, makeElement: reader.newValues)
+    }
+
+    /// An element each time any of `keys` changes, in the `AsyncStream` Defaults returns; see
+    /// ``updates(_:initial:)->AsyncStream<Value>``.
+    @_disfavoredOverload
+    public static func updates(_ keys: [Keys], initial: Bool = true) -> AsyncStream<Void> {
+        UpdatesStream.make(keys: ObservedKeys(keys), initial: initial) { _ in () }
+    }
 }

@@ -25,7 +25,8 @@ extension Defaults {
     /// change to the consumer, through an `AsyncStream` of them. (This is why the type is not an
     /// `AsyncStream<Value>` as in Defaults: handing a typed value from the writing thread to the
     /// consumer would require `Value: Sendable`, which ``Defaults/Serializable`` does not imply.
-    /// Code that iterates or transforms the sequence is unaffected.)
+    /// Code that iterates or transforms the sequence is unaffected, and code that names
+    /// `AsyncStream<Value>` gets one: ``Defaults/updates(_:initial:)->AsyncStream<Value>``.)
     public struct Updates<Element>: AsyncSequence, Sendable {
         public typealias Failure = Never
 

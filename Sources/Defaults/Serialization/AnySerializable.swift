@@ -25,7 +25,7 @@ extension Defaults {
 
         /// Wraps a value of any serializable type.
         public init<Value: Serializable>(_ value: Value) {
-            self.value = PropertyListValue.from(Value.bridge.serialize(value))
+            self.value = PropertyListValue.from(Value.storedForm(of: value))
         }
 
         init(object: Any?) {
@@ -34,7 +34,7 @@ extension Defaults {
 
         /// The value as a `Value`, or `nil` if it is not one.
         public func get<Value: Serializable>() -> Value? {
-            Value.bridge.deserialize(object as? Value.Serializable)
+            object.flatMap(Value.value(fromStoredForm:))
         }
 
         /// The value as a `Value`, or `nil` if it is not one. Use it where the type is ambiguous.
@@ -44,7 +44,13 @@ extension Defaults {
 
         /// Replaces the value.
         public mutating func set<Value: Serializable>(_ newValue: Value) {
-            value = PropertyListValue.from(Value.bridge.serialize(newValue))
+            value = PropertyListValue.from(Value.storedForm(of: newValue))
+        }
+
+        /// Replaces the value with a `Value`. Use it where the type of a literal is ambiguous:
+        /// `set(12.5, type: Float.self)`.
+        public mutating func set<Value: Serializable>(_ newValue: Value, type: Value.Type) {
+            set(newValue)
         }
 
         public static func == (lhs: Self, rhs: Self) -> Bool {
@@ -94,4 +100,11 @@ extension Defaults.AnySerializable: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (String, Defaults.AnySerializable)...) {
         self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
+}
+
+// As in Defaults, `nil` is a value with nothing to store: assigning it removes the stored value,
+// so that the key reads its default again.
+extension Defaults.AnySerializable: OptionalProtocol, _DefaultsOptionalProtocol {
+    @usableFromInline var isNil: Bool { value == nil }
+    public var _defaults_isNil: Bool { isNil }
 }

@@ -85,13 +85,14 @@ extension Defaults.KeyGroup {
         Defaults.Key(storedName(for: name), default: nil, suite: suite ?? self.suite, file: file, line: line)
     }
 
-    /// A key of this group whose default value is computed on each read of a missing value.
+    /// A key of this group whose default value is computed on each read of a missing value. As
+    /// for ``Defaults/Key``, the closure need not be `Sendable`: it runs on the thread that reads.
     public static func key<Value: Defaults.Serializable>(
         _ name: String,
         suite: (any DefaultsSuite)? = nil,
         file: StaticString = #fileID,
         line: UInt = #line,
-        default defaultValueGetter: @escaping @Sendable () -> Value
+        default defaultValueGetter: @escaping () -> Value
     ) -> Defaults.Key<Value> {
         Defaults.Key(
             storedName(for: name), suite: suite ?? self.suite, file: file, line: line, default: defaultValueGetter)

@@ -106,7 +106,7 @@ extension Defaults {
             if let optional = value as? any OptionalProtocol, optional.isNil {
                 return ArgumentsDomain.absentMarker
             }
-            guard let object = Value.bridge.serialize(value) else {
+            guard let object = Value.storedForm(of: value) else {
                 throw .unserializable(key: key, valueType: Value.self, reason: "its bridge could not serialize it")
             }
             do {

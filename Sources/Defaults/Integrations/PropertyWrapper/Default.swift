@@ -81,7 +81,8 @@ public struct Default<Value: Defaults.Serializable>: Sendable {
     }
 
     /// Calls `handler` with each change of the property's value (and at once with the current
-    /// value, unless `options` is empty); see ``Defaults/observe(_:options:handler:)``.
+    /// value, unless `options` is empty); see ``Defaults/observe(_:options:handler:)``. As there,
+    /// the handler need not be `Sendable`, and runs on the thread that made the change.
     ///
     /// ```swift
     /// let observation = player.$volume.observe { change in
@@ -92,7 +93,7 @@ public struct Default<Value: Defaults.Serializable>: Sendable {
     /// - Returns: The observation; it stops when invalidated or no longer referenced.
     public func observe(
         options: Defaults.ObservationOptions = [.initial],
-        _ handler: @escaping @Sendable (Defaults.KeyChange<Value>) -> Void
+        _ handler: @escaping (Defaults.KeyChange<Value>) -> Void
     ) -> Defaults.Observation {
         Defaults.observe(key, options: options, handler: handler)
     }

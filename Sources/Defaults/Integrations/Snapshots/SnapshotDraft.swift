@@ -44,7 +44,7 @@ extension Defaults {
                 let object: Any?
                 if let optional = newValue as? any OptionalProtocol, optional.isNil {
                     object = nil
-                } else if let serialized = Value.bridge.serialize(newValue) {
+                } else if let serialized = Value.storedForm(of: newValue) {
                     object = serialized
                 } else {
                     failures.append(

@@ -20,7 +20,7 @@ extension Defaults {
             var result: [Any] = []
             result.reserveCapacity(elements.underestimatedCount)
             for element in elements {
-                guard let object = Element.bridge.serialize(element) else { return nil }
+                guard let object = Element.storedForm(of: element) else { return nil }
                 result.append(object)
             }
             return result
@@ -31,7 +31,7 @@ extension Defaults {
             var result: [Element] = []
             result.reserveCapacity(objects.count)
             for object in objects {
-                guard let element = Element.bridge.deserialize(object as? Element.Serializable) else { return nil }
+                guard let element = Element.value(fromStoredForm: object) else { return nil }
                 result.append(element)
             }
             return result
@@ -67,7 +67,7 @@ extension Defaults {
             var result: [String: Any] = [:]
             result.reserveCapacity(value.count)
             for (key, element) in value {
-                guard let object = Element.bridge.serialize(element) else { return nil }
+                guard let object = Element.storedForm(of: element) else { return nil }
                 result[key.description] = object
             }
             return result
@@ -79,7 +79,7 @@ extension Defaults {
             result.reserveCapacity(object.count)
             for (name, stored) in object {
                 guard let key = Key(name),
-                    let element = Element.bridge.deserialize(stored as? Element.Serializable)
+                    let element = Element.value(fromStoredForm: stored)
                 else { return nil }
                 result[key] = element
             }
