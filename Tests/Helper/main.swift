@@ -34,6 +34,7 @@ case "trust-own-handler": TrustCommands.keepOwnHandler(rest)
 case "trust-no-suite-left": TrustCommands.sleepWithNoSuiteLeft(rest)
 case "launch-arguments-read": LaunchArgumentCommands.read(rest)
 case "observation-write": ObservationCommands.write(rest)
+case "in-place-rewrite": InPlaceRewriteCommands.rewrite(rest)
 default:
     FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
     exit(64)

@@ -1,5 +1,6 @@
 import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 extension Trust {
@@ -16,6 +17,34 @@ extension Trust {
             suite.set(1, forKey: "a")
             try suite.flush()
             #expect(try directory.storedValues()["a"] as? Int == 1)
+        }
+    
+        /// Another program rewrites the file in place (truncates it, and writes a second later, as
+        /// Foundation's `UserDefaults` on Linux does) while this suite writes: the suite waits for
+        /// the content instead of taking the empty file as the suite, so neither's values are lost.
+        @Test func aFileRewrittenInPlaceIsNotTakenEmpty() async throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let suite = directory.suite(coalescingDelay: .seconds(3600))
+            suite.set("before", forKey: "mine")
+            try suite.flush()
+            let writer = try TestHelper.start(["in-place-rewrite", directory.fileURL().path, "100", "1000"])
+            _ = try await writer.line { $0 == "empty" }
+            suite.set("during", forKey: "mine")
+            try suite.flush()  // merges with the file as the other program leaves it
+            _ = try await writer.line { $0 == "written" }
+            #expect(try await writer.finish().termination == .exited(0))
+            // The suite read what the other program wrote, and its own value is kept.
+            let values = suite.persistentValues()
+            #expect(values["mine"] as? String == "during")
+            #expect(Self.foreignKeys(in: values) == 100, "\(values.keys.count) keys")
+            // The file holds the other program's 100 keys: they were not renamed over.
+            let stored = try directory.storedValues()
+            #expect(Self.foreignKeys(in: stored) == 100)
+        }
+
+        /// How many of the other program's keys `values` holds.
+        static func foreignKeys(in values: [String: Any]) -> Int {
+            (0..<100).filter { (index: Int) -> Bool in (values["foreign-" + String(index)] as? Int) == index }.count
         }
     }
 }

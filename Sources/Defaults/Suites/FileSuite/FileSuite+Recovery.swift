@@ -19,14 +19,15 @@ extension FileSuite {
     /// the caller holds it). Problems are appended to `problems`, for the caller to report once it
     /// holds no lock.
     static func read(
-        _ file: SuiteFile, suiteName: String, fileURL: URL, holdingLock: Bool, problems: inout [DefaultsError]
+        _ file: SuiteFile, suiteName: String, fileURL: URL, holdingLock: Bool, expectingContent: Bool = false,
+        problems: inout [DefaultsError]
     ) -> ReadOutcome {
         func problem(_ message: String, backupURL: URL? = nil) -> DefaultsError {
             DefaultsError(suite: suiteName, kind: .unreadable, fileURL: fileURL, backupURL: backupURL, message: message)
         }
         // A writer may keep replacing the file with damaged versions; judge a few, then give up.
         for _ in 0..<5 {
-            switch file.read() {
+            switch file.read(expectingContent: expectingContent) {
             case .values(let values, let identity):
                 return .values(values, identity)
             case .absent:
@@ -66,7 +67,12 @@ extension FileSuite {
     }
 
     /// ``read(_:suiteName:fileURL:holdingLock:problems:)`` for this suite.
+    /// A file that held values when this suite last read or wrote it and is found empty is read
+    /// again until it has content (another program rewriting it in place), or for a while.
     func readFile(holdingLock: Bool, problems: inout [DefaultsError]) -> ReadOutcome {
-        Self.read(file, suiteName: name, fileURL: fileURL, holdingLock: holdingLock, problems: &problems)
+        let expectingContent = state.withLock { ($0.loadedIdentity?.size ?? 0) > 0 }
+        return Self.read(
+            file, suiteName: name, fileURL: fileURL, holdingLock: holdingLock, expectingContent: expectingContent,
+            problems: &problems)
     }
 }

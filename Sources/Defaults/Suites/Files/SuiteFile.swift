@@ -54,11 +54,20 @@ import Darwin
     /// The pause between those reads: Foundation rewrites the file in place, so a reader can catch
     /// it half-written.
     static let rereadPause: Duration = .milliseconds(20)
+    /// How long a file found empty, where the reader last found values, is read again before it
+    /// is taken as empty: Foundation's `UserDefaults` on Linux truncates the file, then writes it
+    /// (a busy writer was seen to leave it empty for a second). Taking the empty file as the
+    /// suite would lose its values, and a write renamed over it would lose the other writer's.
+    static let emptyFileWait: Duration = .seconds(3)
 
     /// Reads and decodes the file, changing nothing.
-    public func read() -> Contents {
+    ///
+    /// - Parameter expectingContent: Whether the reader last found values in the file; an empty
+    ///   file is then read again until it has content, or for ``emptyFileWait``.
+    public func read(expectingContent: Bool = false) -> Contents {
         var lastFailure: (identity: FileIdentity, data: Data)?
         var attempts = 0
+        var emptyWaited: Duration = .zero
         while true {
             let outcome: BoundedFileRead.Outcome
             do {
@@ -76,6 +85,9 @@ import Darwin
                 return .notRegularFile(identity, kind: kind)
             case .tooLarge:
                 return .unreadable(reason: "it is larger than \(BoundedFileRead.sizeLimit >> 20) MB")
+            case .file(_, let data) where data.isEmpty && expectingContent && emptyWaited < Self.emptyFileWait:
+                Self.sleep(for: Self.rereadPause)
+                emptyWaited += Self.rereadPause
             case .file(let identity, let data):
                 let reason: String
                 switch Self.decode(data) {
