@@ -18,7 +18,7 @@ extension Trust {
             try suite.flush()
             #expect(try directory.storedValues()["a"] as? Int == 1)
         }
-    
+
         /// Another program rewrites the file in place (truncates it, and writes a second later, as
         /// Foundation's `UserDefaults` on Linux does) while this suite writes: the suite waits for
         /// the content instead of taking the empty file as the suite, so neither's values are lost.
