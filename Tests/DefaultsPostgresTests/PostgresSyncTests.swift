@@ -237,6 +237,54 @@ struct PostgresSyncTests {
         try await behind.waitUntil("level", is: "third")
     }
 
+    /// Both offline, the machine whose clock is an hour behind writes last, in real time: the
+    /// hybrid clock orders by what each machine knew, so the on-time machine's write, stamped an
+    /// hour later, wins on both (the README's "Conflicts").
+    @Test func offlineTheWriteOfAClockAnHourBehindLosesToAnEarlierWriteOnTime() async throws {
+        try await PostgresCluster.with { cluster in
+            let onTime = try await machine("on-time", url: cluster.url, keys: ["level"])
+            let behind = try await machine("behind", url: cluster.url, keys: ["level"], clockOffset: -3600)
+            try await onTime.waitForSync()
+            try await behind.waitForSync()
+            try cluster.stop()
+            for machine in [onTime, behind] {
+                try await waitUntil("the machine to see the server gone") {
+                    try await machine.send("status", answer: "status").contains("connected=false")
+                }
+            }
+            try await onTime.set("level", "on-time")
+            try await behind.set("level", "behind, written later")
+            try cluster.restart()
+            try await onTime.waitForSync()
+            try await behind.waitForSync()
+            try await onTime.waitUntil("level", is: "on-time")
+            try await behind.waitUntil("level", is: "on-time")
+        }
+    }
+
+    /// Two machines writing the same keys at once, round after round: pushes lock rows in key
+    /// order, so the server never reports a deadlock, and both end with the same values.
+    @Test func machinesPushingOverlappingKeysAtOnceNeverDeadlock() async throws {
+        try await PostgresCluster.with { cluster in
+            let a = try await machine("a", url: cluster.url, keys: [])
+            let b = try await machine("b", url: cluster.url, keys: [])
+            try await a.waitForSync()
+            try await b.waitForSync()
+            for round in 0..<10 {
+                async let fromA = a.send("fill overlap 200 a\(round)", answer: "ok")
+                async let fromB = b.send("fill overlap 200 b\(round)", answer: "ok")
+                _ = try await (fromA, fromB)
+            }
+            try await a.waitForSync()
+            try await b.waitForSync()
+            for index in stride(from: 0, to: 200, by: 13) {
+                try await b.waitUntil("overlap-\(index)", is: try await a.get("overlap-\(index)"))
+            }
+            let log = try String(contentsOfFile: cluster.directory + "/server.log", encoding: .utf8)
+            #expect(!log.contains("deadlock detected"), "\(log.suffix(2000))")
+        }
+    }
+
     @Test func aWrongPasswordIsReportedAndLocalUseGoesOn() async throws {
         let wrong = try await machine("a", url: try cluster.url(password: "not-the-password"), keys: ["k"])
         try await wrong.set("k", "local")
