@@ -17,7 +17,8 @@ enum Child {
             return
         }
         let suite = FileSuite(name: "p8")
-        if role != "bulk" {
+        // `bulk` connects once its keys are declared; `floor` pushes through the store itself.
+        if role != "bulk", role != "floor" {
             Defaults.iCloud.use(store)
         }
         switch role {
@@ -43,6 +44,10 @@ enum Child {
             observation.invalidate()
         case "bulk":
             await bulk(arguments.compactMap { Int($0) }, suite: suite, store: store)
+        case "lazy-bulk":
+            await lazyBulk(arguments.compactMap { Int($0) }, suite: suite)
+        case "floor":
+            await floor(arguments.compactMap { Int($0) }, store: store)
         default:
             reply("error unknown role \(role)")
         }
@@ -72,5 +77,66 @@ enum Child {
         }
         reply(missing == 0 ? "converged \(Date().timeIntervalSince1970)" : "lost \(missing)")
         while let line = readLine(), line != "quit" {}
+    }
+
+    /// P10: connected first, then, when told to, declares every writer's keys one by one (as
+    /// lazily initialized `static let` keys are) while writing its own, and waits until every
+    /// writer's values arrived.
+    static func lazyBulk(_ numbers: [Int], suite: FileSuite) async {
+        guard numbers.count == 3 else { return }
+        let (me, writers, writesEach) = (numbers[0], numbers[1], numbers[2])
+        await Defaults.iCloud.waitForSyncCompletion()
+        reply("ready")
+        guard readLine() == "go" else { return }
+        var keys: [[Defaults.Key<String>]] = Array(repeating: [], count: writers)
+        for index in 0..<writesEach {
+            for writer in 0..<writers {
+                let key = Defaults.Key<String>("w\(writer)-\(index)", default: "", suite: suite, iCloud: true)
+                keys[writer].append(key)
+                if writer == me {
+                    Defaults[key] = "v\(index)"
+                }
+            }
+        }
+        let deadline = Date().addingTimeInterval(600)
+        var missing = Int.max
+        while Date() < deadline {
+            missing = keys.joined().enumerated().filter { Defaults[$0.element] != "v\($0.offset % writesEach)" }.count
+            if missing == 0 { break }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        reply(missing == 0 ? "converged \(Date().timeIntervalSince1970)" : "lost \(missing)")
+        while let line = readLine(), line != "quit" {}
+    }
+
+    /// P10's floor: the same upserts sent by one connection of the store, in batches of 500.
+    static func floor(_ numbers: [Int], store: PostgresSyncStore) async {
+        guard numbers.count == 2 else { return }
+        let (writers, writesEach) = (numbers[0], numbers[1])
+        let connected = AsyncStream<Void>.makeStream()
+        let running = Task {
+            await store.run { event in
+                if case .connected = event { connected.continuation.yield() }
+            }
+        }
+        for await _ in connected.stream { break }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let records = (0..<writers).flatMap { writer in
+            (0..<writesEach).map { index in
+                SyncRecord(
+                    key: "w\(writer)-\(index)", value: Data("v\(index)".utf8),
+                    timestamp: SyncTimestamp(wallTime: now, counter: Int64(index), origin: "floor"))
+            }
+        }
+        let start = Date()
+        do {
+            for batch in stride(from: 0, to: records.count, by: 500) {
+                try await store.push(Array(records[batch..<min(batch + 500, records.count)]))
+            }
+            reply("floor \(Date().timeIntervalSince(start))")
+        } catch {
+            reply("error \(error)")
+        }
+        running.cancel()
     }
 }

@@ -6,6 +6,9 @@
 //   p99 over 500 changes (after 20 warm-up ones), one change at a time. Target: p99 <= 50 ms.
 // - Convergence: 4 processes write 1,000 keys each at once; the time until every process holds
 //   all 4,000 values, and how many were lost (none expected).
+// - P10: the same, with every key declared after connecting, one at a time (as lazily
+//   initialized `static let` keys are), against the floor: the same 4,000 upserts sent by one
+//   connection in batches of 500. Target: <= 5x the floor.
 //
 // Uses the server in $DEFAULTS_SYNC_URL, or starts a throwaway one with
 // ../Tests/postgres-cluster.sh (Debian's postgresql package). Each process has its own
@@ -77,3 +80,41 @@ for peer in bulk {
 print(
     "P8 convergence, \(writers) writers x \(writesEach) writes: all \(writers * writesEach) values everywhere after "
         + String(format: "%.2f s", converged.timeIntervalSince(start)) + "; lost: \(lost)")
+fflush(nil)
+
+// P10: keys declared after connecting.
+let lazy = try (0..<writers).map { index in
+    try Peer(
+        role: "lazy-bulk", url: url, namespace: namespace + "-lazy",
+        arguments: ["\(index)", "\(writers)", "\(writesEach)"])
+}
+for peer in lazy {
+    _ = try peer.next(timeout: 300) { $0 == "ready" }
+}
+let lazyStart = Date()
+for peer in lazy {
+    peer.send("go")
+}
+var lazyLost = 0
+var lazyConverged = lazyStart
+for peer in lazy {
+    let line = try peer.next(timeout: 900) { $0.hasPrefix("converged ") || $0.hasPrefix("lost ") }
+    let parts = line.split(separator: " ")
+    if parts[0] == "lost" {
+        lazyLost += Int(parts[1]) ?? 0
+    } else if let seconds = Double(parts[1]) {
+        lazyConverged = max(lazyConverged, Date(timeIntervalSince1970: seconds))
+    }
+    peer.send("quit")
+}
+let floorPeer = try Peer(
+    role: "floor", url: url, namespace: namespace + "-floor", arguments: ["\(writers)", "\(writesEach)"])
+let floorLine = try floorPeer.next(timeout: 300) { $0.hasPrefix("floor ") || $0.hasPrefix("error") }
+let floorSeconds = Double(floorLine.split(separator: " ").last ?? "") ?? .nan
+let lazySeconds = lazyConverged.timeIntervalSince(lazyStart)
+let p10 = lazySeconds / floorSeconds
+print(
+    "P10 \(writers) machines x \(writesEach) writes, keys declared after connecting: all values everywhere after "
+        + String(format: "%.2f s vs the floor's %.2f s (one connection, batches of 500): %.1fx", lazySeconds, floorSeconds, p10)
+        + "; lost: \(lazyLost) (target <= 5x: \(lazyLost == 0 && p10 <= 5 ? "met" : "NOT met"))")
+

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The engine under every observation API (``Defaults/observe(_:options:handler:)``,
@@ -7,8 +8,13 @@ import Synchronization
 /// Guarantees, for one core:
 /// - `deliver` is never called concurrently with itself, nor reentrantly. A change posted while a
 ///   delivery is running (on another thread, or by the delivered code itself) is queued and
-///   delivered, in order, by the thread that is delivering, right after the current call returns.
-///   Otherwise `deliver` runs on the thread that made the change.
+///   delivered by the thread that is delivering, right after the current call returns; changes
+///   queued meanwhile are delivered as one, from the value delivered last to the latest, so that
+///   observers that write each other's keys never replay stale values at each other, and the
+///   series ends. Otherwise `deliver` runs on the thread that made the change.
+/// - A thread delivers at most ``deliveriesPerTurn`` changes in a row; changes still coming in
+///   from other threads are then delivered from a background queue, so that a setter never waits
+///   on other threads' changes without bound.
 /// - A change is delivered only when what the keys read differs from what the last delivery
 ///   carried, so each change reaches the observer once, and `old` is always the previous `new`.
 /// - The initial value, when asked for, is delivered before any change, and before ``start(initial:)``
@@ -167,19 +173,38 @@ final class ObservationCore: ObservationHandle {
         }
     }
 
-    /// Queues a change if the keys read differently from the last queued value. Reading under the
-    /// lock keeps the series monotonic: each read sees the suites at least as late as the previous.
+    /// Queues a change if the keys read differently from the last queued value, merged with a
+    /// change queued and not delivered yet. Reading under the lock keeps the series monotonic: each
+    /// read sees the suites at least as late as the previous.
     private func enqueueIfChanged(_ state: inout State) {
         guard let last = state.last else { return }
         let current = keys.read()
         guard !current.isSameValue(as: last) else { return }
-        state.pending.append(ObservedChange(isInitial: false, old: last, new: current))
         state.last = current
+        if let queued = state.pending.last, !queued.isInitial {
+            state.pending[state.pending.count - 1] = ObservedChange(isInitial: false, old: queued.old, new: current)
+            // Back where the last delivery left it: nothing to tell.
+            if queued.old.isSameValue(as: current) {
+                state.pending.removeLast()
+            }
+        } else {
+            state.pending.append(ObservedChange(isInitial: false, old: last, new: current))
+        }
     }
 
+    /// How many changes one thread delivers in a row before a background queue takes over.
+    static let deliveriesPerTurn = 64
+
     /// Delivers queued changes until none is left; only the thread that set `isDelivering` runs it.
+    /// After ``deliveriesPerTurn`` in a row, hands what is left to a background queue.
     private func drain() {
+        var delivered = 0
         while true {
+            if delivered == Self.deliveriesPerTurn {
+                DispatchQueue.global().async { [self] in drain() }
+                return
+            }
+            delivered += 1
             let next = state.withLock { state -> ObservedChange? in
                 guard !state.isInvalidated, !state.pending.isEmpty else {
                     state.pending = []
