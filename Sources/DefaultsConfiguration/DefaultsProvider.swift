@@ -99,16 +99,8 @@ extension DefaultsProvider: ConfigProvider {
 
 extension DefaultsProvider {
     func currentSnapshot() -> DefaultsSnapshot {
-        var values = suite.persistentStoredValues()
-        if let fileSuite = suite as? FileSuite {
-            let administrator = fileSuite.administratorValues()
-            if !administrator.vendor.isEmpty || !administrator.managed.isEmpty {
-                values = administrator.vendor.merging(values) { _, user in user }
-                    .merging(administrator.managed) { _, managed in managed }
-            }
-        }
-        return DefaultsSnapshot(
-            values: values,
+        DefaultsSnapshot(
+            layers: suite.storedValueLayers(),
             providerName: providerName,
             secretsSpecifier: secretsSpecifier
         )

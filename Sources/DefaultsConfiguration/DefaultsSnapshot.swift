@@ -19,8 +19,9 @@ import Foundation
 /// A key with no value, or whose value is a dictionary, is not found (`nil`), as in a file
 /// provider, where a dictionary only holds other keys.
 public struct DefaultsSnapshot: ConfigSnapshot, Sendable {
-    /// The suite's persistent values when the snapshot was taken.
-    let values: [String: PropertyListValue]
+    /// The suite's stored values when the snapshot was taken, by domain, highest precedence
+    /// first: the administrator's enforced values, the user's, the vendor's defaults.
+    let layers: [[String: PropertyListValue]]
 
     public let providerName: String
 
@@ -35,7 +36,13 @@ public struct DefaultsSnapshot: ConfigSnapshot, Sendable {
 
     func lookup(_ key: AbsoluteConfigKey, type: ConfigType) throws(DefaultsProviderError) -> LookupResult {
         let encodedKey = key.components.joined(separator: ".")
-        guard let stored = value(at: key.components) ?? values[encodedKey] else {
+        // The first domain that holds the key, in either spelling (`http = { timeout = 5; }` or
+        // `"http.timeout" = 5`), answers it: a managed value wins over the user's, whichever
+        // spelling each uses.
+        let found = layers.lazy.compactMap { values in
+            Self.value(at: key.components, in: values) ?? values[encodedKey]
+        }.first
+        guard let stored = found else {
             return LookupResult(encodedKey: encodedKey, value: nil)
         }
         if case .dictionary = stored {
@@ -49,7 +56,7 @@ public struct DefaultsSnapshot: ConfigSnapshot, Sendable {
     }
 
     /// The value at the end of a path through nested dictionaries.
-    private func value(at path: [String]) -> PropertyListValue? {
+    private static func value(at path: [String], in values: [String: PropertyListValue]) -> PropertyListValue? {
         guard let first = path.first else { return nil }
         var value = values[first]
         for component in path.dropFirst() {

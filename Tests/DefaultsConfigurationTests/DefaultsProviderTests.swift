@@ -140,4 +140,38 @@ struct DefaultsProviderAdministratorTests {
         #expect(seen == [60, 5])
         #expect(config.int(forKey: "http.timeout") == 5)
     }
+
+    /// Each domain answers a key in either spelling, flat (`http.timeout`) or nested
+    /// (`http = { timeout }`), before the next domain is asked: a managed `http.timeout` wins over
+    /// the user's nested `http`, and the user's flat `http.timeout` over the vendor's nested one.
+    @Test(
+        "Precedence holds across spellings: managed above user above vendor, flat or nested",
+        arguments: [(managedFlat: true, userFlat: false), (managedFlat: false, userFlat: true)])
+    func precedenceAcrossSpellings(managedFlat: Bool, userFlat: Bool) throws {
+        let sandbox = try ProviderSandbox()
+        let administrator = sandbox.directory.appendingPathComponent("xdg", isDirectory: true)
+        let managed = administrator.appendingPathComponent("managed", isDirectory: true)
+        try FileManager.default.createDirectory(at: managed, withIntermediateDirectories: true)
+        func spelled(_ key: String, _ leaf: String, _ value: Any, flat: Bool) -> [String: Any] {
+            flat ? ["\(key).\(leaf)": value] : [key: [leaf: value]]
+        }
+        try PropertyList.encodeXML(spelled("http", "timeout", 5, flat: managedFlat))
+            .write(to: managed.appendingPathComponent(sandbox.name + ".plist"))
+        try PropertyList.encodeXML(
+            spelled("http", "timeout", 30, flat: !userFlat).merging(spelled("log", "level", "vendor", flat: !userFlat))
+            {
+                $1
+            }
+        ).write(to: administrator.appendingPathComponent(sandbox.name + ".plist"))
+        let suite = FileSuite(
+            name: sandbox.name, directory: sandbox.directory, arguments: [], administratorDirectories: [administrator])
+        for (key, value) in spelled("http", "timeout", 60, flat: userFlat).merging(
+            spelled("log", "level", "user", flat: userFlat), uniquingKeysWith: { $1 })
+        {
+            suite.set(value, forKey: key)
+        }
+        let config = ConfigReader(provider: DefaultsProvider(suite: suite))
+        #expect(config.int(forKey: "http.timeout") == 5)  // managed, whatever the user's spelling
+        #expect(config.string(forKey: "log.level") == "user")  // the user's, over the vendor's
+    }
 }

@@ -46,6 +46,8 @@ protocol PropertyListValueSuite: DefaultsSuite {
     func propertyListValue(forKey key: String) -> PropertyListValue?
     /// The persistent values, as ``DefaultsSuite/persistentValues()`` returns them.
     func persistentPropertyListValues() -> [String: PropertyListValue]
+    /// The stored domains, highest precedence first (``SuiteDomains/storedLayers``).
+    func storedPropertyListLayers() -> [[String: PropertyListValue]]
 }
 
 extension DefaultsSuite {
@@ -59,6 +61,17 @@ extension DefaultsSuite {
     }
 
     /// The persistent values as `Sendable` values, without converting where the suite keeps them so.
+    /// The suite's stored values by domain, highest precedence first: the administrator's enforced
+    /// values, the user's, the vendor's defaults (for suites that have them), each key read from
+    /// the first that holds it. For readers that resolve keys of their own, such as dotted paths
+    /// into nested dictionaries (`DefaultsProvider`).
+    @_spi(Files) public func storedValueLayers() -> [[String: PropertyListValue]] {
+        if let suite = self as? any PropertyListValueSuite {
+            return suite.storedPropertyListLayers()
+        }
+        return [persistentStoredValues()]
+    }
+
     @_spi(Files) public func persistentStoredValues() -> [String: PropertyListValue] {
         if let suite = self as? any PropertyListValueSuite {
             return suite.persistentPropertyListValues()

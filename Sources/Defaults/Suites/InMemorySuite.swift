@@ -38,6 +38,10 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite {
         domains.withLock { $0.persistent }
     }
 
+    func storedPropertyListLayers() -> [[String: PropertyListValue]] {
+        domains.withLock { $0.storedLayers }
+    }
+
     /// Stores `object`; one that is not a property-list value is not stored, and a warning is logged.
     public func set(_ object: Any?, forKey key: String) {
         guard let value = storable(object, forKey: key) else { return }

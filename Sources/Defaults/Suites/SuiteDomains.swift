@@ -43,6 +43,12 @@ struct SuiteDomains: Sendable {
         self.generation = generation
     }
 
+    /// The stored domains, highest precedence first: managed, persistent (the user's), vendor.
+    /// Launch arguments and registered defaults are the program's own, not stored values.
+    var storedLayers: [[String: PropertyListValue]] {
+        [managed, persistent, vendor].filter { !$0.isEmpty }
+    }
+
     /// The domain a read of a key is answered from.
     enum Source: Hashable {
         case managed, argument, persistent, vendor, registered

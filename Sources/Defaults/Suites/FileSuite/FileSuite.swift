@@ -241,6 +241,10 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
         state.withLock { $0.domains.persistent }
     }
 
+    func storedPropertyListLayers() -> [[String: PropertyListValue]] {
+        state.withLock { $0.domains.storedLayers }
+    }
+
     public var valueGeneration: UInt64? { generation.value }
 
     public func set(_ object: Any?, forKey key: String) {
