@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// The engine under every observation API (``Defaults/observe(_:options:handler:)``,
@@ -12,9 +11,6 @@ import Synchronization
 ///   queued meanwhile are delivered as one, from the value delivered last to the latest, so that
 ///   observers that write each other's keys never replay stale values at each other, and the
 ///   series ends. Otherwise `deliver` runs on the thread that made the change.
-/// - A thread delivers at most ``deliveriesPerTurn`` changes in a row; changes still coming in
-///   from other threads are then delivered from a background queue, so that a setter never waits
-///   on other threads' changes without bound.
 /// - A change is delivered only when what the keys read differs from what the last delivery
 ///   carried, so each change reaches the observer once, and `old` is always the previous `new`.
 /// - The initial value, when asked for, is delivered before any change, and before ``start(initial:)``
@@ -192,19 +188,9 @@ final class ObservationCore: ObservationHandle {
         }
     }
 
-    /// How many changes one thread delivers in a row before a background queue takes over.
-    static let deliveriesPerTurn = 64
-
     /// Delivers queued changes until none is left; only the thread that set `isDelivering` runs it.
-    /// After ``deliveriesPerTurn`` in a row, hands what is left to a background queue.
     private func drain() {
-        var delivered = 0
         while true {
-            if delivered == Self.deliveriesPerTurn {
-                DispatchQueue.global().async { [self] in drain() }
-                return
-            }
-            delivered += 1
             let next = state.withLock { state -> ObservedChange? in
                 guard !state.isInvalidated, !state.pending.isEmpty else {
                     state.pending = []

@@ -1,4 +1,4 @@
-@_spi(Testing) import Defaults
+@_spi(Files) @_spi(Testing) import Defaults
 import DefaultsPropertyList
 import Foundation
 import Testing
@@ -65,6 +65,10 @@ struct AdministratorLayersTests {
         suite.set(false, forKey: "locked")
         suite.set(nil, forKey: "locked")
         suite.setValues([("locked", false), ("free", 1)])
+        // Through every other door as well: a read-modify-write, and an edit of the whole domain.
+        let locked = Defaults.Key<Bool>("locked", default: false, suite: suite)
+        Defaults.modify(locked) { $0.toggle() }
+        suite.modifyPersistentValues { $0["locked"] = .boolean(false) }
         try suite.flush()
         #expect(suite.object(forKey: "locked") as? Bool == true)
         #expect(suite.object(forKey: "free") as? Int == 1)
@@ -72,10 +76,10 @@ struct AdministratorLayersTests {
         #expect(stored["locked"] == nil)
         #expect(stored["free"] as? Int == 1)
         let problems = suite.problems.filter { $0.kind == .managedKey }
-        #expect(problems.count == 3)
+        #expect(problems.count == 5)
         #expect(problems.allSatisfy { $0.fileURL == sandbox.managedURL(in: sandbox.first) })
         #expect(problems.first?.message.contains(sandbox.managedURL(in: sandbox.first).path) == true)
-        #expect(reported.kinds.filter { $0 == .managedKey }.count == 3)
+        #expect(reported.kinds.filter { $0 == .managedKey }.count == 5)
         #expect(!recorder.changes.contains { $0.keys.contains("locked") })
     }
 

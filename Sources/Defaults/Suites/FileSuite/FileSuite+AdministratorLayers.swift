@@ -118,15 +118,6 @@ extension FileSuite {
         )
     }
 
-    /// The changes without those to managed keys, which are reported.
-    func withoutManagedKeys(_ changes: [(key: String, object: Any?)]) -> [(key: String, object: Any?)] {
-        changes.filter { change in
-            guard isManaged(change.key) else { return true }
-            reportManagedWrite(change.key)
-            return false
-        }
-    }
-
     /// Watches the administrator's directories, so that a change to their files reaches the suite's
     /// observers like any other change. A directory created after the suite opened is not watched.
     func startWatchingAdministratorLayers() {

@@ -20,6 +20,7 @@ extension FileSuite {
     ) throws(Failure) -> Result {
         var outcome: Swift.Result<Result, Failure>?
         var unsupported: DefaultsError?
+        var isManaged = false
         synchronize { () -> Set<String> in
             var value = object(forKey: key)
             do throws(Failure) {
@@ -28,14 +29,20 @@ extension FileSuite {
                 outcome = .failure(error)
                 return []
             }
-            guard let isChanged = record(value, forKey: key) else {
+            let converted = PropertyListValue.from(value)
+            guard value == nil || converted != nil else {
                 unsupported = unsupportedValueProblem(value, forKey: key)
                 return []
             }
-            return isChanged ? [key] : []
+            let applied = applyPersistent([(key, converted)])
+            isManaged = !applied.managed.isEmpty
+            return applied.changed
         }
         if let unsupported {
             report(unsupported)
+        }
+        if isManaged {
+            reportManagedWrite(key)
         }
         if let outcome {
             return try outcome.get()
@@ -48,19 +55,6 @@ extension FileSuite {
         return result
     }
 
-    /// Stores `value` (a property-list object, or `nil` to remove) as pending, without scheduling
-    /// a write or posting a change; returns whether the value a read returns changed, or `nil`
-    /// when `value` is not a property-list object.
-    private func record(_ value: Any?, forKey key: String) -> Bool? {
-        let converted = PropertyListValue.from(value)
-        if value != nil, converted == nil {
-            return nil
-        }
-        return state.withLock { state in
-            state.pending.record(converted, forKey: key)
-            return state.domains.setPersistent(converted, forKey: key)
-        }
-    }
 }
 
 extension FileSuite {
@@ -69,6 +63,12 @@ extension FileSuite {
     /// returns. For tools that edit a suite as a whole (the `defaults` command); a write that fails
     /// is reported and retried, as for ``modify(forKey:_:)``.
     @_spi(Files) public func modifyPersistentValues(_ body: (inout [String: PropertyListValue]) -> Void) {
+        var managed: [String] = []
+        defer {
+            for key in managed {
+                reportManagedWrite(key)
+            }
+        }
         synchronize { () -> Set<String> in
             let old = state.withLock { $0.domains.persistent }
             var new = old
@@ -80,12 +80,9 @@ extension FileSuite {
             for key in old.keys where new[key] == nil {
                 changes.append((key, nil))
             }
-            return state.withLock { state in
-                for (key, value) in changes {
-                    state.pending.record(value, forKey: key)
-                }
-                return state.domains.setPersistent(changes)
-            }
+            let applied = applyPersistent(changes)
+            managed = applied.managed
+            return applied.changed
         }
     }
 }

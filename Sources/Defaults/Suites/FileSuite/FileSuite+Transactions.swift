@@ -6,7 +6,6 @@ extension FileSuite {
     ///
     /// A value that is not a property-list object is reported and nothing is changed.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
-        let changes = withoutManagedKeys(changes)
         var values: [(key: String, value: PropertyListValue?)] = []
         values.reserveCapacity(changes.count)
         for (key, object) in changes {
@@ -26,13 +25,33 @@ extension FileSuite {
             }
             values.append((key, value))
         }
-        let keys = state.withLock { state in
-            for (key, value) in values {
-                state.pending.record(value, forKey: key)
-            }
-            return state.domains.setPersistent(values)
+        let applied = applyPersistent(values)
+        for key in applied.managed {
+            reportManagedWrite(key)
         }
         writes.writeLater(self)
-        self.changes.post(SuiteChange(keys: keys))
+        self.changes.post(SuiteChange(keys: applied.changed))
+    }
+
+    /// The one place persistent values change by a write of this process (``set(_:forKey:)``
+    /// keeps an inlined copy of it for speed, for a single key): under the state lock, as one
+    /// change, keys the administrator enforces are left out, and returned for the caller to
+    /// report once no lock is held; the others are recorded as pending. Returns the keys whose
+    /// read value changed.
+    func applyPersistent(_ values: [(key: String, value: PropertyListValue?)]) -> (
+        changed: Set<String>, managed: [String]
+    ) {
+        state.withLock { state in
+            var applied = values
+            var managed: [String] = []
+            if !state.domains.managed.isEmpty {
+                managed = values.map(\.key).filter { state.domains.managed[$0] != nil }
+                applied = values.filter { state.domains.managed[$0.key] == nil }
+            }
+            for (key, value) in applied {
+                state.pending.record(value, forKey: key)
+            }
+            return (state.domains.setPersistent(applied), managed)
+        }
     }
 }
