@@ -35,7 +35,8 @@ func runStandardReadChildIfAsked() {
         func run(_ reader: String) throws -> Duration {
             let (time, status) = try timedRun(executable, ["--standard-read-child", reader], environment: environment)
             guard status == 0 else {
-                throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: "\(reader) did not find setting-1"])
+                throw CocoaError(
+                    .fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: "\(reader) did not find setting-1"])
             }
             return time
         }

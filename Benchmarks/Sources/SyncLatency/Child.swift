@@ -68,7 +68,13 @@ enum Child {
         for (index, key) in keys[me].enumerated() {
             Defaults[key] = "v\(index)"
         }
-        let deadline = Date().addingTimeInterval(300)
+        await reportConvergence(of: keys, writesEach: writesEach)
+    }
+
+    /// Waits until every writer's values arrived (each writer's key `i` reads `v<i>`), for at most
+    /// ten minutes; replies `converged <time>` or `lost <missing>`, then waits for `quit`.
+    static func reportConvergence(of keys: [[Defaults.Key<String>]], writesEach: Int) async {
+        let deadline = Date().addingTimeInterval(600)
         var missing = Int.max
         while Date() < deadline {
             missing = keys.joined().enumerated().filter { Defaults[$0.element] != "v\($0.offset % writesEach)" }.count
@@ -98,15 +104,7 @@ enum Child {
                 }
             }
         }
-        let deadline = Date().addingTimeInterval(600)
-        var missing = Int.max
-        while Date() < deadline {
-            missing = keys.joined().enumerated().filter { Defaults[$0.element] != "v\($0.offset % writesEach)" }.count
-            if missing == 0 { break }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        reply(missing == 0 ? "converged \(Date().timeIntervalSince1970)" : "lost \(missing)")
-        while let line = readLine(), line != "quit" {}
+        await reportConvergence(of: keys, writesEach: writesEach)
     }
 
     /// P10's floor: the same upserts sent by one connection of the store, in batches of 500.

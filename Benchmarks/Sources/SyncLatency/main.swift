@@ -50,71 +50,55 @@ print(
         + " (target p99 <= 50 ms: \(p99 <= 50 ? "met" : "NOT met"))")
 fflush(nil)  // every stream: the figures must not wait in a buffer
 
+/// Starts `writers` children of `role`, tells them to go together, and returns the time until
+/// every one of them holds every value, and how many values were missing.
+func convergence(role: String, namespace: String, writers: Int, writesEach: Int) throws -> (
+    seconds: Double, lost: Int
+) {
+    let peers = try (0..<writers).map { index in
+        try Peer(role: role, url: url, namespace: namespace, arguments: ["\(index)", "\(writers)", "\(writesEach)"])
+    }
+    for peer in peers {
+        _ = try peer.next(timeout: 300) { $0 == "ready" }
+    }
+    let start = Date()
+    for peer in peers {
+        peer.send("go")
+    }
+    var lost = 0
+    var converged = start
+    for peer in peers {
+        let line = try peer.next(timeout: 900) { $0.hasPrefix("converged ") || $0.hasPrefix("lost ") }
+        let parts = line.split(separator: " ")
+        if parts[0] == "lost" {
+            lost += Int(parts[1]) ?? 0
+        } else if let seconds = Double(parts[1]) {
+            converged = max(converged, Date(timeIntervalSince1970: seconds))
+        }
+        peer.send("quit")
+    }
+    return (converged.timeIntervalSince(start), lost)
+}
+
 // Convergence.
 let writers = 4
 let writesEach = 1000
-let bulk = try (0..<writers).map { index in
-    try Peer(
-        role: "bulk", url: url, namespace: namespace + "-bulk",
-        arguments: ["\(index)", "\(writers)", "\(writesEach)"])
-}
-for peer in bulk {
-    _ = try peer.next(timeout: 300) { $0 == "ready" }
-}
-let start = Date()
-for peer in bulk {
-    peer.send("go")
-}
-var lost = 0
-var converged = start
-for peer in bulk {
-    let line = try peer.next(timeout: 600) { $0.hasPrefix("converged ") || $0.hasPrefix("lost ") }
-    let parts = line.split(separator: " ")
-    if parts[0] == "lost" {
-        lost += Int(parts[1]) ?? 0
-    } else if let seconds = Double(parts[1]) {
-        converged = max(converged, Date(timeIntervalSince1970: seconds))
-    }
-    peer.send("quit")
-}
+let bulk = try convergence(role: "bulk", namespace: namespace + "-bulk", writers: writers, writesEach: writesEach)
 print(
     "P8 convergence, \(writers) writers x \(writesEach) writes: all \(writers * writesEach) values everywhere after "
-        + String(format: "%.2f s", converged.timeIntervalSince(start)) + "; lost: \(lost)")
+        + String(format: "%.2f s", bulk.seconds) + "; lost: \(bulk.lost)")
 fflush(nil)
 
 // P10: keys declared after connecting.
-let lazy = try (0..<writers).map { index in
-    try Peer(
-        role: "lazy-bulk", url: url, namespace: namespace + "-lazy",
-        arguments: ["\(index)", "\(writers)", "\(writesEach)"])
-}
-for peer in lazy {
-    _ = try peer.next(timeout: 300) { $0 == "ready" }
-}
-let lazyStart = Date()
-for peer in lazy {
-    peer.send("go")
-}
-var lazyLost = 0
-var lazyConverged = lazyStart
-for peer in lazy {
-    let line = try peer.next(timeout: 900) { $0.hasPrefix("converged ") || $0.hasPrefix("lost ") }
-    let parts = line.split(separator: " ")
-    if parts[0] == "lost" {
-        lazyLost += Int(parts[1]) ?? 0
-    } else if let seconds = Double(parts[1]) {
-        lazyConverged = max(lazyConverged, Date(timeIntervalSince1970: seconds))
-    }
-    peer.send("quit")
-}
+let lazy = try convergence(role: "lazy-bulk", namespace: namespace + "-lazy", writers: writers, writesEach: writesEach)
 let floorPeer = try Peer(
     role: "floor", url: url, namespace: namespace + "-floor", arguments: ["\(writers)", "\(writesEach)"])
 let floorLine = try floorPeer.next(timeout: 300) { $0.hasPrefix("floor ") || $0.hasPrefix("error") }
 let floorSeconds = Double(floorLine.split(separator: " ").last ?? "") ?? .nan
-let lazySeconds = lazyConverged.timeIntervalSince(lazyStart)
-let p10 = lazySeconds / floorSeconds
+let p10 = lazy.seconds / floorSeconds
 print(
     "P10 \(writers) machines x \(writesEach) writes, keys declared after connecting: all values everywhere after "
-        + String(format: "%.2f s vs the floor's %.2f s (one connection, batches of 500): %.1fx", lazySeconds, floorSeconds, p10)
-        + "; lost: \(lazyLost) (target <= 5x: \(lazyLost == 0 && p10 <= 5 ? "met" : "NOT met"))")
-
+        + String(
+            format: "%.2f s vs the floor's %.2f s (one connection, batches of 500): %.1fx", lazy.seconds, floorSeconds,
+            p10)
+        + "; lost: \(lazy.lost) (target <= 5x: \(lazy.lost == 0 && p10 <= 5 ? "met" : "NOT met"))")
