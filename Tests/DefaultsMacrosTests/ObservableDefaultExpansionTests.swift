@@ -24,6 +24,18 @@ private func expectExpansion(
 }
 
 @Suite struct ObservableDefaultExpansionTests {
+    /// A misuse of the macro and the diagnostic it gets, named on one line in the test report.
+    struct Misuse: Sendable, CustomTestStringConvertible {
+        var source: String
+        var message: String
+
+        init(_ source: String, _ message: String) {
+            (self.source, self.message) = (source, message)
+        }
+
+        var testDescription: String { source.debugDescription }
+    }
+
     @Test func expandsToAccessorsAndAnObservationPeer() {
         expectExpansion(
             """
@@ -90,33 +102,35 @@ private func expectExpansion(
         )
     }
 
-    @Test(arguments: [
-        (
-            "@ObservableDefault(.volume)\nvar volume: Int",
-            "@ObservableDefault needs @ObservationIgnored on the same property, so that @Observable does not also generate accessors for it"
-        ),
-        (
-            "@ObservableDefault(.volume)\n@ObservationIgnored\nlet volume: Int",
-            "@ObservableDefault must be attached to a 'var', not a 'let'"
-        ),
-        (
-            "@ObservableDefault(.volume)\n@ObservationIgnored\nvar volume: Int = 3",
-            "@ObservableDefault properties take their default value from the key; remove the initial value"
-        ),
-        (
-            "@ObservableDefault(.volume)\n@ObservationIgnored\nvar volume",
-            "@ObservableDefault needs the property's type written out ('var name: Type')"
-        ),
-        (
-            "@ObservableDefault(.volume)\n@ObservationIgnored\nstatic var volume: Int",
-            "@ObservableDefault must be attached to an instance property, not a static one"
-        ),
-        (
-            "@ObservableDefault(key: .volume)\n@ObservationIgnored\nvar volume: Int",
-            "@ObservableDefault takes one argument: the Defaults.Key, as in @ObservableDefault(.volume)"
-        ),
-    ])
-    func reportsMisuse(source: String, message: String) {
+    @Test(
+        arguments: [Misuse]([
+            Misuse(
+                "@ObservableDefault(.volume)\nvar volume: Int",
+                "@ObservableDefault needs @ObservationIgnored on the same property, so that @Observable does not also generate accessors for it"
+            ),
+            Misuse(
+                "@ObservableDefault(.volume)\n@ObservationIgnored\nlet volume: Int",
+                "@ObservableDefault must be attached to a 'var', not a 'let'"
+            ),
+            Misuse(
+                "@ObservableDefault(.volume)\n@ObservationIgnored\nvar volume: Int = 3",
+                "@ObservableDefault properties take their default value from the key; remove the initial value"
+            ),
+            Misuse(
+                "@ObservableDefault(.volume)\n@ObservationIgnored\nvar volume",
+                "@ObservableDefault needs the property's type written out ('var name: Type')"
+            ),
+            Misuse(
+                "@ObservableDefault(.volume)\n@ObservationIgnored\nstatic var volume: Int",
+                "@ObservableDefault must be attached to an instance property, not a static one"
+            ),
+            Misuse(
+                "@ObservableDefault(key: .volume)\n@ObservationIgnored\nvar volume: Int",
+                "@ObservableDefault takes one argument: the Defaults.Key, as in @ObservableDefault(.volume)"
+            ),
+        ]))
+    func reportsMisuse(_ misuse: Misuse) {
+        let (source, message) = (misuse.source, misuse.message)
         let lines = source.split(separator: "\n")
         expectExpansion(
             source,
