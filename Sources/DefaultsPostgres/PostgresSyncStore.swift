@@ -336,7 +336,7 @@ public final class PostgresSyncStore: DefaultsSyncStore {
 
     // MARK: Status
 
-    /// What the server holds for this namespace, for `defaults sync status`: connects, reads, and
+    /// What the server holds for this namespace, for `defaults-sync status`: connects, reads, and
     /// disconnects. A database never used for syncing holds nothing.
     ///
     /// - Throws: ``PostgresSyncError`` when the server cannot be reached or refuses the connection.

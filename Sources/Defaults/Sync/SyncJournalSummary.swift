@@ -1,6 +1,6 @@
 import Foundation
 
-/// What one suite's sync journal holds, as `defaults sync status` shows it.
+/// What one suite's sync journal holds, as `defaults-sync status` shows it.
 @_spi(Sync) public struct SyncJournalSummary: Sendable, Hashable {
     /// The suite's file name without `.plist`.
     public var suite: String
