@@ -10,7 +10,8 @@
 #                                          (every server process is killed at once, as in a crash)
 #   postgres-cluster.sh restart DIR        start it again on the same port
 #   postgres-cluster.sh destroy DIR        stop the server and delete DIR
-#   postgres-cluster.sh query DIR SQL      run SQL as the superuser; prints the rows, one a line
+#   postgres-cluster.sh query DIR SQL [DB] run SQL as the superuser in DB (postgres unless given);
+#                                          prints the rows, one a line
 #
 # initdb refuses root: as root, the server runs as the `postgres` user.
 set -euo pipefail
@@ -72,10 +73,10 @@ destroy)
 query)
     BIN=$(bindir)
     port=$(sed -n 4p "$2/data/postmaster.pid")
-    as_owner "$BIN/psql" -h "$2" -p "$port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 -c "$3"
+    as_owner "$BIN/psql" -h "$2" -p "$port" -U postgres -d "${4:-postgres}" -qAt -v ON_ERROR_STOP=1 -c "$3"
     ;;
 *)
-    echo "usage: $0 available | start PORT | stop DIR [MODE] | restart DIR | destroy DIR | query DIR SQL" >&2
+    echo "usage: $0 available | start PORT | stop DIR [MODE] | restart DIR | destroy DIR | query DIR SQL [DB]" >&2
     exit 2
     ;;
 esac

@@ -40,7 +40,10 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     public let endpoint: String
     let logger: Logger
     private let reconnectDelays: ClosedRange<Duration>
-    private let connection = Mutex<PostgresConnection?>(nil)
+    /// The session's two connections: one listens (and fetches what its notifications
+    /// announce); the other pushes and answers the catch-up, so that a push never runs a
+    /// transaction on the listening connection.
+    private let connections = Mutex<(listener: PostgresConnection, worker: PostgresConnection)?>(nil)
     static let connectionIDs = Atomic<Int>(0)
 
     /// Connects through a URL, `postgres://user:password@host:port/database`; see
@@ -111,24 +114,36 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         }
     }
 
-    /// Opens a connection, migrates, listens, and returns (or throws) when the connection ends or
-    /// stops answering.
+    /// Opens the session's connections, migrates, listens, and returns (or throws) when either
+    /// connection ends or stops answering.
     private func runConnection(
         reporting report: @escaping @Sendable (SyncEvent) async -> Void,
         connected: () -> Void
     ) async throws {
-        let connection = try await connect()
+        let listener = try await connect()
+        var worker: PostgresConnection?
         do {
             let logger = logger
-            try await answer(from: connection, "while migrating the schema") {
-                try await PostgresSyncSchema.migrate(connection, logger: logger)
+            try await answer(from: listener, "while migrating the schema") {
+                try await PostgresSyncSchema.migrate(listener, logger: logger)
             }
-            let tag = try await answer(from: connection, "to md5()") { try await self.namespaceTag(on: connection) }
+            let tag = try await answer(from: listener, "to md5()") { try await self.namespaceTag(on: listener) }
+            let pushes = try await connect()
+            worker = pushes
             try await withThrowingTaskGroup(of: Void.self) { group in
-                // Ends the listen below, by closing the connection, when the server stops answering.
-                group.addTask { try await self.checkLiveness(of: connection) }
+                // Each ends the listen below, by closing the listening connection, when its
+                // connection stops answering.
+                group.addTask { try await self.checkLiveness(of: listener) }
+                group.addTask {
+                    do {
+                        try await self.checkLiveness(of: pushes)
+                    } catch {
+                        try? await listener.close()
+                        throw error
+                    }
+                }
                 do {
-                    try await listen(on: connection, tag: tag, reporting: report, connected: connected)
+                    try await listen(on: listener, worker: pushes, tag: tag, reporting: report, connected: connected)
                 } catch {
                     group.cancelAll()
                     // The liveness check's error, when it closed the connection, says why.
@@ -141,8 +156,9 @@ public final class PostgresSyncStore: DefaultsSyncStore {
             }
             throw PostgresSyncError("\(endpoint): the connection ended")
         } catch {
-            self.connection.withLock { $0 = nil }
-            try? await connection.close()
+            connections.withLock { $0 = nil }
+            try? await listener.close()
+            try? await worker?.close()
             throw error
         }
     }
@@ -151,12 +167,13 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     /// of this namespace.
     private func listen(
         on connection: PostgresConnection,
+        worker: PostgresConnection,
         tag: Substring,
         reporting report: @escaping @Sendable (SyncEvent) async -> Void,
         connected: () -> Void
     ) async throws {
         try await connection.listen(on: PostgresSyncSchema.channel) { notifications in
-            self.connection.withLock { $0 = connection }
+            self.connections.withLock { $0 = (connection, worker) }
             connected()
             await report(.connected)
             // Notifications coalesce: one fetches every change from its sequence number on, and
@@ -191,13 +208,18 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         throw PostgresSyncError("\(endpoint): md5() returned nothing")
     }
 
-    /// The listening connection; never one already closed (PostgresNIO would not answer a query
-    /// written to it).
+    /// The connection pushes and queries use; never one already closed (PostgresNIO would not
+    /// answer a query written to it). One found closed (a call on it timed out) ends the
+    /// session, so that the next opens both connections again.
     private func current() throws -> PostgresConnection {
-        guard let connection = connection.withLock({ $0 }), !connection.isClosed else {
+        guard let (listener, worker) = connections.withLock({ $0 }) else {
             throw PostgresSyncError.notConnected
         }
-        return connection
+        guard !worker.isClosed else {
+            Task { try? await listener.close() }
+            throw PostgresSyncError.notConnected
+        }
+        return worker
     }
 
     // MARK: Records

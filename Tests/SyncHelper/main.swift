@@ -13,6 +13,8 @@
 //   nul KEY VALUE sets the key KEY followed by a NUL character and `x` (a name PostgreSQL refuses)
 //   watch KEY     prints `updated KEY VALUE` for each value `Defaults.updates` delivers
 //   observe KEY   prints `observed KEY OLD NEW` for each change `Defaults.observe` delivers
+//   relay FROM TO observes FROM; each change makes another thread set TO to `relayed-NEW`, and the
+//                 observer waits for that thread before it prints `relayed FROM NEW`
 // `(nil)` stands for no value.
 @_spi(Testing) import Defaults
 import DefaultsPostgres
@@ -128,6 +130,20 @@ while let line = readLine() {
         observations.append(
             Defaults.observe(key(name), options: []) { change in
                 reply("observed \(name) \(change.oldValue ?? "(nil)") \(change.newValue ?? "(nil)")")
+            })
+        reply("ok")
+    case ("relay", 3):
+        let (from, to) = (words[1], key(words[2]))
+        observations.append(
+            Defaults.observe(key(from), options: []) { change in
+                let value = change.newValue ?? "(nil)"
+                let written = DispatchSemaphore(value: 0)
+                Thread {
+                    Defaults[to] = "relayed-\(value)"
+                    written.signal()
+                }.start()
+                written.wait()
+                reply("relayed \(from) \(value)")
             })
         reply("ok")
     case ("quit", 1):

@@ -6,6 +6,8 @@ public struct SuiteChange: Sendable, Hashable {
         case thisProcess
         /// A write made by another process, seen through the suite's storage.
         case otherProcess
+        /// A value another machine wrote, applied by ``Defaults/iCloud``.
+        case sync
     }
 
     /// The keys whose values (as a read returns them) changed.

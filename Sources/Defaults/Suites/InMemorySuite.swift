@@ -10,7 +10,7 @@ import Synchronization
 /// let volume = Defaults.Key<Int>("volume", default: 5, suite: suite)
 /// Defaults[volume] = 7
 /// ```
-public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite {
+public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedWriteSuite {
     public let name: String
     public let changes = SuiteChangeCenter()
     private let domains: Mutex<SuiteDomains>
@@ -56,6 +56,12 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite {
             storable(change.object, forKey: change.key).map { (key: change.key, value: $0) }
         }
         self.changes.post(SuiteChange(keys: domains.withLock { $0.setPersistent(values) }))
+    }
+
+    func applySynced(_ writes: [SyncedWrite]) -> Set<String> {
+        let applied = domains.withLock { $0.applySynced(writes) }
+        changes.post(SuiteChange(keys: applied.changed, origin: .sync))
+        return Set(applied.stored.map(\.key))
     }
 
     /// `.some(nil)` to remove, `.some(value)` to store, `nil` for an object that cannot be stored.

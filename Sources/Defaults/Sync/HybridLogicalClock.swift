@@ -35,9 +35,14 @@ import Synchronization
         self.wallClock = wallClock
     }
 
+    /// The physical clock's time in milliseconds, as timestamps carry it.
+    var physicalTime: Int64 {
+        Int64((wallClock().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
     /// A new timestamp for a local change: later than every timestamp this clock gave or received.
     public func now() -> SyncTimestamp {
-        let physical = Int64((wallClock().timeIntervalSince1970 * 1000).rounded(.down))
+        let physical = physicalTime
         let (wallTime, counter) = last.withLock { last in
             if physical > last.wallTime {
                 last = (physical, 0)

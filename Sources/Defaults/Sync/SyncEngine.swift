@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 import Synchronization
 
@@ -6,7 +7,9 @@ import Synchronization
 /// changes to the store, and applies newer remote records to the suites.
 ///
 /// Reads and writes of keys never wait on it: a local change is recorded synchronously (a
-/// digest and a journal entry) and pushed from the engine's own task.
+/// digest and a journal entry) and pushed from the engine's own task. Remote values are written
+/// with the origin ``SuiteChange/Origin/sync``, which the engine's own observer passes over, and
+/// without the engine's lock held, so observers of synced keys run as freely as any others.
 final class SyncEngine: Sendable {
 
     static let shared = SyncEngine()
@@ -59,13 +62,18 @@ final class SyncEngine: Sendable {
         /// The last push failure logged, so that a failure repeated at every retry is logged once.
         var lastPushFailure: String?
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+        /// Keys of each suite whose remote value is in the journal and not yet in the suite
+        /// (``apply(_:)`` between its two steps): a suite's write meanwhile must not take the
+        /// value it still holds for a local change.
+        var applying: [ObjectIdentifier: Set<String>] = [:]
         var hasWarnedNoStore = false
     }
 
     /// Held by every reader and writer of the state and the journals, and across a
     /// read-compare-record of journals and suites, so that a local change, a remote one and a push
-    /// never interleave. Recursive: applying a remote value posts a change whose observers (the
-    /// engine's own among them) run on the same thread, and may write keys.
+    /// never interleave. Never held while a suite is written or its observers run; taken inside a
+    /// file suite's write (``FileSuite/beforeWrite``), so never held while taking a suite's `io`.
+    /// Recursive, as a guard: a journal reached twice on one thread must not stop it.
     private let lock = NSRecursiveLock()
     /// The engine's state, only touched holding `lock` (the Mutex makes the engine checked
     /// `Sendable`). `withState`'s closures stay short and call nothing that could take the state
@@ -148,6 +156,7 @@ final class SyncEngine: Sendable {
                 }
                 if watch.names.isEmpty {
                     state.watches[id] = nil
+                    (watch.suite as? FileSuite)?.beforeWrite.withLock { $0 = nil }
                     tokens.append((watch.suite.changes, watch.token))
                 } else {
                     state.watches[id] = watch
@@ -168,19 +177,38 @@ final class SyncEngine: Sendable {
     private func watch(_ key: Defaults.Keys) {
         let suite = key.suite
         let id = ObjectIdentifier(suite)
-        let journal = withState { state -> SyncJournal in
-            if var watch = state.watches[id] {
-                watch.names.insert(key.name)
-                state.watches[id] = watch
-                return watch.journal
-            }
-            let journal = SyncJournal(for: suite)
-            let token = suite.changes.addObserver { [unowned self] change in
-                self.suiteChanged(suite, keys: change.keys)
-            }
-            state.watches[id] = Watch(suite: suite, journal: journal, token: token, names: [key.name])
-            return journal
+        let isWatched = withState { state -> Bool in
+            state.watches[id]?.names.insert(key.name)
+            return state.watches[id] != nil
         }
+        if !isWatched {
+            // Outside every lock: the first observer of a suite makes it read its file, which
+            // posts what changed meanwhile to this very observer.
+            let journal = SyncJournal(for: suite)
+            // Changes the journal holds unpushed (made before a crash, or offline) are of synced
+            // keys, declared or not yet in this run: they are pushed now, not when (or if) their
+            // keys are declared again.
+            let names = Set(journal.pendingKeys).union([key.name])
+            let token = suite.changes.addObserver { [unowned self] change in
+                self.suiteChanged(suite, change)
+            }
+            let isFirst = withState { state -> Bool in
+                if state.watches[id] != nil {
+                    state.watches[id]?.names.insert(key.name)
+                    return false
+                }
+                state.watches[id] = Watch(suite: suite, journal: journal, token: token, names: names)
+                return true
+            }
+            if isFirst {
+                (suite as? FileSuite)?.beforeWrite.withLock { hook in
+                    hook = { [unowned self] keys in self.suiteWillWrite(suite, keys: keys) }
+                }
+            } else {
+                suite.changes.removeObserver(token)  // another thread watched it meanwhile
+            }
+        }
+        guard let journal = withState({ $0.watches[id]?.journal }) else { return }
         lock.withLock {
             let clock = withState { $0.clock }
             if let entry = journal.entry(forKey: key.name) {
@@ -192,20 +220,45 @@ final class SyncEngine: Sendable {
 
     // MARK: Local changes
 
-    private func suiteChanged(_ suite: any DefaultsSuite, keys: Set<String>) {
-        let recorded = lock.withLock { () -> Bool in
-            let (watch, clock) = withState { ($0.watches[ObjectIdentifier(suite)], $0.clock) }
+    private func suiteChanged(_ suite: any DefaultsSuite, _ change: SuiteChange) {
+        // Applied by this engine, already in the journal.
+        guard change.origin != .sync else { return }
+        if recordLocalChanges(of: suite, among: change.keys) {
+            enqueue(.push)
+        }
+    }
+
+    /// Before a new version of a synced suite's file is written: records the changes it carries
+    /// that no observer has recorded yet, and makes the journal durable first.
+    private func suiteWillWrite(_ suite: any DefaultsSuite, keys: Set<String>?) {
+        if recordLocalChanges(of: suite, among: keys, skippingApplied: true) {
+            enqueue(.push)
+        }
+        try? withState { $0.watches[ObjectIdentifier(suite)]?.journal }?.flush()
+    }
+
+    /// Records the synced keys among `keys` (all when `nil`) whose value the journal does not
+    /// know as pending changes; returns whether there were any. `skippingApplied` leaves out the
+    /// keys whose remote value is being applied: only an observer, told of an actual write, may
+    /// take their value for a local change.
+    private func recordLocalChanges(
+        of suite: any DefaultsSuite, among keys: Set<String>?, skippingApplied: Bool = false
+    ) -> Bool {
+        lock.withLock { () -> Bool in
+            let id = ObjectIdentifier(suite)
+            let (watch, clock, applying) = withState { ($0.watches[id], $0.clock, $0.applying[id] ?? []) }
             guard let watch else { return false }
+            var names = keys.map { $0.intersection(watch.names) } ?? watch.names
+            if skippingApplied {
+                names.subtract(applying)
+            }
             var recorded = false
-            for name in keys.intersection(watch.names) {
+            for name in names {
                 recorded =
                     recordLocalState(of: name, in: suite, journal: watch.journal, clock: clock, isFirstLook: false)
                     || recorded
             }
             return recorded
-        }
-        if recorded {
-            enqueue(.push)
         }
     }
 
@@ -223,19 +276,26 @@ final class SyncEngine: Sendable {
     ) -> Bool {
         let data: Data?
         do {
-            data = try SyncValue.encode(suite.persistentStoredValues()[name]?.object, key: name)
+            data = try SyncValue.encode(suite.persistentStoredValues()[name], key: name)
         } catch {
             report(problem: "\(error)")
             return false
         }
         let digest = SyncValue.digest(data)
-        let entry = journal.entry(forKey: name)
+        var entry = journal.entry(forKey: name)
+        if entry?.digest != digest, journal.reloadIfChanged() {
+            // Another process syncing the suite wrote this value: its journal, made durable before
+            // the suite's file, says so.
+            entry = journal.entry(forKey: name)
+        }
         if let entry, entry.digest == digest {
-            return false  // unchanged, or the echo of a remote value just applied
+            return false  // unchanged, or a remote value this engine (or another process's) applied
+        }
+        // Nothing stored and never synced: no entry, so that any remote value is newer.
+        if entry == nil, data == nil {
+            return false
         }
         if entry == nil, isFirstLook {
-            // Nothing stored and never synced: no entry, so that any remote value is newer.
-            guard data != nil else { return false }
             let unknown = SyncTimestamp.unknown(origin: clock.origin)
             journal.setEntry(.init(timestamp: unknown, digest: digest, isPending: true), forKey: name)
             return true
@@ -423,38 +483,64 @@ final class SyncEngine: Sendable {
 
     /// Applies remote records to every synced key of their name whose local version is older:
     /// each suite's new values in one write, one change event.
+    ///
+    /// Decided and entered in the journals under the lock; the journals are made durable, then
+    /// the values are written with the origin ``SuiteChange/Origin/sync``, without the lock, so
+    /// that observers may block on threads that write other synced keys. A key written locally
+    /// meanwhile keeps that newer value (``SyncedWrite/expected``).
     private func apply(_ records: [SyncRecord]) {
         guard !records.isEmpty else { return }
+        var batches: [ObjectIdentifier: (suite: any DefaultsSuite, journal: SyncJournal, writes: [SyncedWrite])] = [:]
         lock.withLock {
             let (watches, clock) = withState { state in (Array(state.watches.values), state.clock) }
-            var changes: [ObjectIdentifier: (suite: any DefaultsSuite, values: [(key: String, object: Any?)])] = [:]
+            var persistent: [ObjectIdentifier: [String: PropertyListValue]] = [:]
             for record in records {
                 let targets = watches.filter { $0.names.contains(record.key) }
                 guard !targets.isEmpty else { continue }
-                let object: Any?
+                let value: PropertyListValue?
                 do {
-                    object = try SyncValue.decode(record.value, key: record.key)
+                    value = try SyncValue.decode(record.value, key: record.key)
                 } catch {
                     report(problem: "\(error)")
                     continue
                 }
-                let digest = SyncValue.digest(try? SyncValue.encode(object, key: record.key))
+                let digest = SyncValue.digest(try? SyncValue.encode(value, key: record.key))
                 for watch in targets {
                     if let entry = watch.journal.entry(forKey: record.key), entry.timestamp >= record.timestamp {
                         continue
                     }
                     clock.receive(record.timestamp)
+                    let id = ObjectIdentifier(watch.suite)
+                    // A local change not recorded yet (its observer has not run) is newer: it is
+                    // recorded now, after the clock saw the record, and kept.
+                    if recordLocalState(
+                        of: record.key, in: watch.suite, journal: watch.journal, clock: clock, isFirstLook: false)
+                    {
+                        continue
+                    }
+                    if persistent[id] == nil {
+                        persistent[id] = watch.suite.persistentStoredValues()
+                    }
                     watch.journal.setEntry(
                         .init(timestamp: record.timestamp, digest: digest, isPending: false), forKey: record.key)
                     debug("remote change of \"\(record.key)\" at \(record.timestamp)")
-                    changes[ObjectIdentifier(watch.suite), default: (watch.suite, [])].values.append(
-                        (record.key, object))
+                    let write = SyncedWrite(key: record.key, expected: persistent[id]?[record.key], value: value)
+                    persistent[id]?[record.key] = value
+                    batches[id, default: (watch.suite, watch.journal, [])].writes.append(write)
                 }
             }
-            // Observers run now, on this thread; the engine's own sees the digests just recorded.
-            for (suite, values) in changes.values {
-                suite.setValues(values)
+            withState { state in
+                for (id, batch) in batches {
+                    state.applying[id, default: []].formUnion(batch.writes.map(\.key))
+                }
             }
+        }
+        for batch in batches.values {
+            try? batch.journal.flush()
+        }
+        for (id, batch) in batches {
+            _ = batch.suite.applySyncedWrites(batch.writes)
+            withState { $0.applying[id] = nil }
         }
     }
 
@@ -474,7 +560,7 @@ final class SyncEngine: Sendable {
                     // `nil` data is a removal; a value that grew too large since is left out.
                     let data: Data?
                     do {
-                        data = try SyncValue.encode(persistent[name]?.object, key: name)
+                        data = try SyncValue.encode(persistent[name], key: name)
                     } catch {
                         continue
                     }
@@ -562,15 +648,21 @@ final class SyncEngine: Sendable {
 
     // MARK: Waiting and status
 
-    /// Changes not on the store yet, less those it refused (set aside until they change).
-    private func pendingCount(_ state: State) -> Int {
-        state.watches.values.reduce(0) { count, watch in
-            count
-                + watch.names.filter { name in
-                    guard let entry = watch.journal.entry(forKey: name), entry.isPending else { return false }
-                    return state.refused[name]?.timestamp != entry.timestamp
-                }.count
+    /// The timestamps of the changes not on the store yet, less those it refused (set aside until
+    /// they change).
+    private func pendingTimestamps(_ state: State) -> [SyncTimestamp] {
+        state.watches.values.flatMap { watch in
+            watch.names.compactMap { name -> SyncTimestamp? in
+                guard let entry = watch.journal.entry(forKey: name), entry.isPending,
+                    state.refused[name]?.timestamp != entry.timestamp
+                else { return nil }
+                return entry.timestamp
+            }
         }
+    }
+
+    private func pendingCount(_ state: State) -> Int {
+        pendingTimestamps(state).count
     }
 
     private func isIdle(_ state: State) -> Bool {
@@ -614,13 +706,17 @@ final class SyncEngine: Sendable {
 
     var status: SyncStatus {
         withState { state in
-            SyncStatus(
+            let pending = pendingTimestamps(state)
+            let now = state.clock.physicalTime
+            let oldest = pending.lazy.map(\.wallTime).filter { $0 > 0 }.min()
+            return SyncStatus(
                 store: state.store?.description,
                 isConnected: state.isConnected,
-                pendingChanges: pendingCount(state),
+                pendingChanges: pending.count,
                 lastSync: state.lastSync,
                 lastError: state.lastError,
-                refusedKeys: state.refused.keys.sorted()
+                refusedKeys: state.refused.keys.sorted(),
+                lag: state.store == nil ? nil : .milliseconds(max(0, now - (oldest ?? now)))
             )
         }
     }

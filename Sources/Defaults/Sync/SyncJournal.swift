@@ -68,6 +68,15 @@ final class SyncJournal: Sendable {
         try storage.flush()
     }
 
+    /// Reads the journal's file again if another process wrote it since; returns whether it did.
+    /// A process syncing the same suite makes its journal durable before the suite's file, so a
+    /// value found in the file that the journal does not know is looked up here again.
+    func reloadIfChanged() -> Bool {
+        guard let file = storage as? FileSuite, !file.isFileAsLoaded() else { return false }
+        file.reloadIfChanged()
+        return true
+    }
+
     private static func entry(from object: Any?) -> Entry? {
         guard let dictionary = object as? [String: Any],
             let text = dictionary["timestamp"] as? String, let timestamp = SyncTimestamp(text),

@@ -15,6 +15,10 @@ public struct SyncStatus: Sendable, Hashable {
     /// Keys the store refused (a name or value beyond what it can hold), sorted: set aside until
     /// their value changes, while every other key syncs.
     public var refusedKeys: [String]
+    /// How long the oldest local change not yet on the store has waited (by the clock that
+    /// stamped it); zero when every change is on the store, `nil` when no store is connected.
+    /// A value stored before the key was first synced has no time, and is not counted.
+    public var lag: Duration?
 
     /// Creates a status.
     public init(
@@ -23,7 +27,8 @@ public struct SyncStatus: Sendable, Hashable {
         pendingChanges: Int = 0,
         lastSync: Date? = nil,
         lastError: String? = nil,
-        refusedKeys: [String] = []
+        refusedKeys: [String] = [],
+        lag: Duration? = nil
     ) {
         self.store = store
         self.isConnected = isConnected
@@ -31,5 +36,6 @@ public struct SyncStatus: Sendable, Hashable {
         self.lastSync = lastSync
         self.lastError = lastError
         self.refusedKeys = refusedKeys
+        self.lag = lag
     }
 }

@@ -27,12 +27,12 @@ enum SyncValue {
         }
     }
 
-    /// The encoded form of `object` (`nil` stays `nil`), checked against ``maximumSize``.
-    static func encode(_ object: Any?, key: String) throws(Problem) -> Data? {
-        guard let object else { return nil }
+    /// The encoded form of `value` (`nil` stays `nil`), checked against ``maximumSize``.
+    static func encode(_ value: PropertyListValue?, key: String) throws(Problem) -> Data? {
+        guard let value else { return nil }
         let data: Data
         do {
-            data = try PropertyList.encodeXML(object)
+            data = try PropertyList.encodeXML(value.object)
         } catch {
             throw .unencodable(key: key, error)
         }
@@ -41,10 +41,10 @@ enum SyncValue {
     }
 
     /// The value an encoded record holds.
-    static func decode(_ data: Data?, key: String) throws(Problem) -> Any? {
+    static func decode(_ data: Data?, key: String) throws(Problem) -> PropertyListValue? {
         guard let data else { return nil }
         do {
-            return try PropertyList.decode(data)
+            return try PropertyList.decodeValue(data)
         } catch {
             throw .undecodable(key: key, error)
         }

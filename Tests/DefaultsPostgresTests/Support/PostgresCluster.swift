@@ -50,10 +50,10 @@ struct PostgresCluster: Sendable {
     func restart() throws { try Self.runScript(["restart", directory]) }
     func destroy() { _ = try? Self.runScript(["destroy", directory]) }
 
-    /// Runs `sql` as the superuser; returns the rows, one a line.
+    /// Runs `sql` as the superuser in `database`; returns the rows, one a line.
     @discardableResult
-    func query(_ sql: String) throws -> [String] {
-        try Self.runScript(["query", directory, sql]).split(whereSeparator: \.isNewline).map(String.init)
+    func query(_ sql: String, database: String = "postgres") throws -> [String] {
+        try Self.runScript(["query", directory, sql, database]).split(whereSeparator: \.isNewline).map(String.init)
     }
 
     /// The ids of the server processes serving the connections of `user` (a role of this cluster).

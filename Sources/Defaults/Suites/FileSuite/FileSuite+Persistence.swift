@@ -163,6 +163,7 @@ extension FileSuite {
         let isEncoderCurrent = io.xmlEncoderIdentity != nil && io.xmlEncoderIdentity == loadedIdentity
         let changedKeys = isEncoderCurrent && !pending.removesAll ? Set(pending.changes.keys) : nil
         io.xmlEncoderIdentity = nil
+        beforeWrite.withLock { $0 }?(pending.removesAll ? nil : Set(pending.changes.keys))
         do {
             let identity = try file.write(
                 values, changedKeys: changedKeys, encoder: &io.xmlEncoder,

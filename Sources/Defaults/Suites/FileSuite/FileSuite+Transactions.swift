@@ -55,3 +55,20 @@ extension FileSuite {
         }
     }
 }
+
+extension FileSuite: SyncedWriteSuite {
+    func applySynced(_ syncedWrites: [SyncedWrite]) -> Set<String> {
+        let (stored, changed) = state.withLock { state in
+            let applied = state.domains.applySynced(syncedWrites)
+            for (key, value) in applied.stored {
+                state.pending.record(value, forKey: key)
+            }
+            return (Set(applied.stored.map(\.key)), applied.changed)
+        }
+        if !stored.isEmpty {
+            writes.writeLater(self)
+        }
+        changes.post(SuiteChange(keys: changed, origin: .sync))
+        return stored
+    }
+}

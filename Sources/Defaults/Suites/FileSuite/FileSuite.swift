@@ -80,6 +80,10 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// Writes the pending changes a short while after they are made, on ``flush()``, and again
     /// after a failure.
     let writes: WriteScheduler<FileSuite>
+    /// Runs before each new version of the file is written, holding the suite's locks, with the
+    /// keys it changes (`nil`: every key): the sync engine makes its journal durable there, so
+    /// that another process never sees a synced value without its journal entry.
+    let beforeWrite = Mutex<(@Sendable (_ keys: Set<String>?) -> Void)?>(nil)
 
     struct State {
         var domains: SuiteDomains

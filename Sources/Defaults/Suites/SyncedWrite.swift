@@ -1,0 +1,65 @@
+import DefaultsPropertyList
+
+/// A value another machine wrote, to store where the key still holds what the sync engine saw
+/// when it decided to apply it: a local write made since is newer, and is kept.
+struct SyncedWrite: Sendable {
+    var key: String
+    /// The persistent value the engine compared; the write is skipped if the key holds another.
+    var expected: PropertyListValue?
+    /// The value to store; `nil` removes it.
+    var value: PropertyListValue?
+}
+
+/// A suite that applies ``SyncedWrite``s under its own lock, as one change.
+protocol SyncedWriteSuite: DefaultsSuite {
+    /// Stores each write whose key still holds its `expected` value, and posts the keys whose read
+    /// value changed with the origin ``SuiteChange/Origin/sync``; returns the keys it stored.
+    func applySynced(_ writes: [SyncedWrite]) -> Set<String>
+}
+
+extension DefaultsSuite {
+    /// Stores values other machines wrote (see ``SyncedWriteSuite/applySynced(_:)``). A suite of
+    /// the application's own is checked and then written, without its lock between the two.
+    func applySyncedWrites(_ writes: [SyncedWrite]) -> Set<String> {
+        if let suite = self as? any SyncedWriteSuite {
+            return suite.applySynced(writes)
+        }
+        let persistent = persistentStoredValues()
+        let applied = writes.filter { persistent[$0.key] == $0.expected }
+        var old: [String: PropertyListValue?] = [:]
+        for write in applied {
+            old[write.key] = .some(storedValue(forKey: write.key))
+        }
+        Defaults.withoutPropagation {
+            for write in applied {
+                set(write.value?.object, forKey: write.key)
+            }
+        }
+        let changed = old.keys.filter { (old[$0] ?? nil) != storedValue(forKey: $0) }
+        changes.post(SuiteChange(keys: Set(changed), origin: .sync))
+        return Set(applied.map(\.key))
+    }
+}
+
+extension SuiteDomains {
+    /// Stores the writes whose key's persistent value is still the one expected (one at a time:
+    /// a second write of a key expects what the first stored). Returns the writes stored and the
+    /// keys whose resolved value changed.
+    ///
+    /// The managed-key rule does not apply: it refuses what this user writes here, while a value
+    /// from another machine is stored beneath what the administrator enforces here.
+    mutating func applySynced(
+        _ writes: [SyncedWrite]
+    ) -> (stored: [(key: String, value: PropertyListValue?)], changed: Set<String>) {
+        var stored: [(key: String, value: PropertyListValue?)] = []
+        var old: [String: PropertyListValue?] = [:]
+        for write in writes where persistent[write.key] == write.expected {
+            if old.index(forKey: write.key) == nil {
+                old[write.key] = .some(value(forKey: write.key))
+            }
+            stored.append((write.key, write.value))
+            persistent[write.key] = write.value
+        }
+        return (stored, Set(old.keys.filter { (old[$0] ?? nil) != value(forKey: $0) }))
+    }
+}
