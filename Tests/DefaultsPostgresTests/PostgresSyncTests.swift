@@ -222,7 +222,9 @@ struct PostgresSyncTests {
                 })
             try await a.set(longName, "too long a name")
             try await a.set("after", "2")
-            try await a.waitForSync()  // returns: what can be synced is
+            // Returns once what can be synced is, and says what could not.
+            let waited = try await a.send("wait-at-most 120", answer: "status")
+            #expect(waited.contains("pending=0 refused=2"), "\(waited)")
             try await b.waitUntil("before", is: "1")
             try await b.waitUntil("after", is: "2")
             let status = try await a.send("status", answer: "status")
@@ -250,10 +252,15 @@ struct PostgresSyncTests {
                 try await b.set("b\(index)", "from-b-\(index)")
             }
             try await a.set("shared", "a-offline")
+            // Timestamps count milliseconds: two writes in the same one are ordered by origin.
+            try await Task.sleep(for: .milliseconds(5))
             try await b.set("shared", "b-offline")
             try await a.flush()  // acknowledged: durable on each machine
             try await b.flush()
             #expect(try await a.send("status", answer: "status").contains("pending=6"))
+            // Waiting with a timeout returns, and says what is still pending and for how long.
+            let waited = try await a.send("wait-at-most 0.5", answer: "status")
+            #expect(waited.contains("pending=6") && !waited.contains("lag=(none)"), "\(waited)")
             // Both have seen the server go (an event, not a time: a busy machine takes longer).
             for machine in [a, b] {
                 try await waitUntil("the machine to see the server gone") {

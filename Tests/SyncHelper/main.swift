@@ -7,6 +7,7 @@
 //
 // Commands, one per line; each answers one line (`ok`, `value KEY VALUE`, `error MESSAGE`, ...):
 //   set KEY VALUE | big KEY BYTES | reset KEY | get KEY | flush | wait | status | quit
+//   wait-at-most SECONDS  waits for sync at most that long; answers with the status it returns
 //   fill PREFIX COUNT VALUE   declares the keys PREFIX-0 … PREFIX-(COUNT-1) now (after connecting,
 //                 as lazy `static let` keys are) and sets each to VALUE-<i>
 //   count PREFIX COUNT VALUE  declares those keys if needed; answers `count N`, how many read VALUE-<i>
@@ -66,6 +67,12 @@ for name in (options["--keys"] ?? "").split(separator: ",") {
     _ = key(String(name))
 }
 
+func describe(_ status: SyncStatus) -> String {
+    "status connected=\(status.isConnected) pending=\(status.pendingChanges) "
+        + "refused=\(status.refusedKeys.count) lag=\(status.lag.map { "\($0.components.seconds)s" } ?? "(none)") "
+        + "error=\(status.lastError ?? "(none)")"
+}
+
 var observations: [Defaults.Observation] = []
 var tasks: [Task<Void, Never>] = []
 reply("ready")
@@ -110,11 +117,9 @@ while let line = readLine() {
         await Defaults.iCloud.waitForSyncCompletion()
         reply("ok")
     case ("status", 1):
-        let status = Defaults.iCloud.status
-        reply(
-            "status connected=\(status.isConnected) pending=\(status.pendingChanges) "
-                + "refused=\(status.refusedKeys.count) error=\(status.lastError ?? "(none)")"
-        )
+        reply(describe(Defaults.iCloud.status))
+    case ("wait-at-most", 2):
+        reply(describe(await Defaults.iCloud.waitForSyncCompletion(timeout: .seconds(Double(words[1]) ?? 1))))
     case ("watch", 2):
         let watched = key(words[1])
         let name = words[1]

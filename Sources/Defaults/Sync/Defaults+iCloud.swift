@@ -62,16 +62,44 @@ extension Defaults {
         /// Waits until every local change is on the store and the store's newer values are applied.
         ///
         /// You generally don't need this, as syncing is automatic. While the store is unreachable it
-        /// waits for it to come back; cancel the calling task to stop waiting. Without a store it
-        /// returns at once.
+        /// waits for it to come back; cancel the calling task to stop waiting, or give a timeout
+        /// (``waitForSyncCompletion(timeout:)``). Without a store it returns at once. Changes the
+        /// store refused are not waited for: the status returned lists them.
         ///
         /// ```swift
         /// Defaults[.isUnicornMode] = true
         /// await Defaults.iCloud.waitForSyncCompletion()
         /// // The value is now on the store too.
         /// ```
-        public static func waitForSyncCompletion() async {
+        ///
+        /// - Returns: The status once done: what could not be synced is in its
+        ///   ``SyncStatus/refusedKeys`` and ``SyncStatus/lastError``.
+        @discardableResult
+        public static func waitForSyncCompletion() async -> SyncStatus {
             await SyncEngine.shared.waitForSyncCompletion()
+            return status
+        }
+
+        /// Waits as ``waitForSyncCompletion()`` does, for at most `timeout`.
+        ///
+        /// ```swift
+        /// let status = await Defaults.iCloud.waitForSyncCompletion(timeout: .seconds(5))
+        /// if status.pendingChanges > 0 {
+        ///     print("not synced yet:", status.lastError ?? "still connecting")
+        /// }
+        /// ```
+        ///
+        /// - Returns: The status when syncing completed or the time ran out: changes still pending
+        ///   in ``SyncStatus/pendingChanges``, refused ones in ``SyncStatus/refusedKeys``.
+        @discardableResult
+        public static func waitForSyncCompletion(timeout: Duration) async -> SyncStatus {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await SyncEngine.shared.waitForSyncCompletion() }
+                group.addTask { try? await Task.sleep(for: timeout) }
+                await group.next()
+                group.cancelAll()
+            }
+            return status
         }
 
         /// Connects the store that synced keys sync through, replacing any previous one.
