@@ -137,6 +137,8 @@ public final class PostgresSyncStore: DefaultsSyncStore {
                 group.addTask {
                     do {
                         try await self.checkLiveness(of: pushes)
+                    } catch let error as CancellationError {
+                        throw error
                     } catch {
                         try? await listener.close()
                         throw error
@@ -146,9 +148,12 @@ public final class PostgresSyncStore: DefaultsSyncStore {
                     try await listen(on: listener, worker: pushes, tag: tag, reporting: report, connected: connected)
                 } catch {
                     group.cancelAll()
-                    // The liveness check's error, when it closed the connection, says why.
-                    if case .failure(let reason as PostgresSyncError)? = await group.nextResult() {
-                        throw reason
+                    // A liveness check's error, when it closed a connection, says why (the other
+                    // check ends cancelled).
+                    while let result = await group.nextResult() {
+                        if case .failure(let reason as PostgresSyncError) = result {
+                            throw reason
+                        }
                     }
                     throw error
                 }

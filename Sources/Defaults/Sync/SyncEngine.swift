@@ -223,7 +223,7 @@ final class SyncEngine: Sendable {
     private func suiteChanged(_ suite: any DefaultsSuite, _ change: SuiteChange) {
         // Applied by this engine, already in the journal.
         guard change.origin != .sync else { return }
-        if recordLocalChanges(of: suite, among: change.keys) {
+        if recordLocalChanges(of: suite, among: change.keys, isOwnWrite: change.origin == .thisProcess) {
             enqueue(.push)
         }
     }
@@ -231,7 +231,7 @@ final class SyncEngine: Sendable {
     /// Before a new version of a synced suite's file is written: records the changes it carries
     /// that no observer has recorded yet, and makes the journal durable first.
     private func suiteWillWrite(_ suite: any DefaultsSuite, keys: Set<String>?) {
-        if recordLocalChanges(of: suite, among: keys, skippingApplied: true) {
+        if recordLocalChanges(of: suite, among: keys, isOwnWrite: true, skippingApplied: true) {
             enqueue(.push)
         }
         try? withState { $0.watches[ObjectIdentifier(suite)]?.journal }?.flush()
@@ -240,9 +240,10 @@ final class SyncEngine: Sendable {
     /// Records the synced keys among `keys` (all when `nil`) whose value the journal does not
     /// know as pending changes; returns whether there were any. `skippingApplied` leaves out the
     /// keys whose remote value is being applied: only an observer, told of an actual write, may
-    /// take their value for a local change.
+    /// take their value for a local change. `isOwnWrite`: the values were written by this
+    /// process (see ``recordLocalState(of:in:journal:clock:isFirstLook:isOwnWrite:)``).
     private func recordLocalChanges(
-        of suite: any DefaultsSuite, among keys: Set<String>?, skippingApplied: Bool = false
+        of suite: any DefaultsSuite, among keys: Set<String>?, isOwnWrite: Bool, skippingApplied: Bool = false
     ) -> Bool {
         lock.withLock { () -> Bool in
             let id = ObjectIdentifier(suite)
@@ -255,7 +256,9 @@ final class SyncEngine: Sendable {
             var recorded = false
             for name in names {
                 recorded =
-                    recordLocalState(of: name, in: suite, journal: watch.journal, clock: clock, isFirstLook: false)
+                    recordLocalState(
+                        of: name, in: suite, journal: watch.journal, clock: clock, isFirstLook: false,
+                        isOwnWrite: isOwnWrite)
                     || recorded
             }
             return recorded
@@ -267,12 +270,17 @@ final class SyncEngine: Sendable {
     ///
     /// A value found on first look with no journal entry was stored before the key was ever
     /// synced: it gets the oldest timestamp, so that a value on the store wins over it.
+    ///
+    /// A process syncing the same suite makes its journal durable before the suite's file, so
+    /// for a short while the file may still hold the value an entry replaced: unless this process
+    /// wrote the value itself (`isOwnWrite`), a value the journal had just before is not a change.
     private func recordLocalState(
         of name: String,
         in suite: any DefaultsSuite,
         journal: SyncJournal,
         clock: HybridLogicalClock,
-        isFirstLook: Bool
+        isFirstLook: Bool,
+        isOwnWrite: Bool = false
     ) -> Bool {
         let data: Data?
         do {
@@ -284,12 +292,14 @@ final class SyncEngine: Sendable {
         let digest = SyncValue.digest(data)
         var entry = journal.entry(forKey: name)
         if entry?.digest != digest, journal.reloadIfChanged() {
-            // Another process syncing the suite wrote this value: its journal, made durable before
-            // the suite's file, says so.
+            // Another process syncing the suite wrote this value: its journal says so.
             entry = journal.entry(forKey: name)
         }
         if let entry, entry.digest == digest {
             return false  // unchanged, or a remote value this engine (or another process's) applied
+        }
+        if !isOwnWrite, let entry, entry.previousDigest == digest {
+            return false  // the file not yet written by the process that made the entry
         }
         // Nothing stored and never synced: no entry, so that any remote value is newer.
         if entry == nil, data == nil {
@@ -297,11 +307,17 @@ final class SyncEngine: Sendable {
         }
         if entry == nil, isFirstLook {
             let unknown = SyncTimestamp.unknown(origin: clock.origin)
-            journal.setEntry(.init(timestamp: unknown, digest: digest, isPending: true), forKey: name)
+            journal.setEntry(
+                .init(timestamp: unknown, digest: digest, isPending: true, previousDigest: SyncValue.absentDigest),
+                forKey: name)
             return true
         }
         let timestamp = clock.now()
-        journal.setEntry(.init(timestamp: timestamp, digest: digest, isPending: true), forKey: name)
+        journal.setEntry(
+            .init(
+                timestamp: timestamp, digest: digest, isPending: true,
+                previousDigest: entry?.digest ?? SyncValue.absentDigest),
+            forKey: name)
         debug("local change of \"\(name)\" at \(timestamp)")
         return true
     }
@@ -521,8 +537,12 @@ final class SyncEngine: Sendable {
                     if persistent[id] == nil {
                         persistent[id] = watch.suite.persistentStoredValues()
                     }
+                    let held = persistent[id]?[record.key]
                     watch.journal.setEntry(
-                        .init(timestamp: record.timestamp, digest: digest, isPending: false), forKey: record.key)
+                        .init(
+                            timestamp: record.timestamp, digest: digest, isPending: false,
+                            previousDigest: SyncValue.digest(try? SyncValue.encode(held, key: record.key))),
+                        forKey: record.key)
                     debug("remote change of \"\(record.key)\" at \(record.timestamp)")
                     let write = SyncedWrite(key: record.key, expected: persistent[id]?[record.key], value: value)
                     persistent[id]?[record.key] = value

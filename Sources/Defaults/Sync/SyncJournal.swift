@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import Foundation
 
 /// What the library remembers about the synced keys of one suite, durably: per key, the version
@@ -12,6 +13,9 @@ final class SyncJournal: Sendable {
         var timestamp: SyncTimestamp
         var digest: String
         var isPending: Bool
+        /// The digest of the value this entry's value replaced in the suite: another process
+        /// syncing the suite may read the suite's file before the change reaches it.
+        var previousDigest: String?
     }
 
     /// The entry holding the last sync time; key names cannot start with `@`.
@@ -42,14 +46,17 @@ final class SyncJournal: Sendable {
     }
 
     func entry(forKey key: String) -> Entry? {
-        Self.entry(from: storage.object(forKey: key))
+        Self.entry(from: storage.storedValue(forKey: key))
     }
 
     func setEntry(_ entry: Entry, forKey key: String) {
-        let object: [String: Any] = [
-            "timestamp": entry.timestamp.description, "digest": entry.digest, "pending": entry.isPending,
+        var fields: [String: PropertyListValue] = [
+            "timestamp": .string(entry.timestamp.description), "digest": .string(entry.digest),
+            "pending": .boolean(entry.isPending),
         ]
-        storage.set(object, forKey: key)
+        fields["previous"] = entry.previousDigest.map(PropertyListValue.string)
+        let value = PropertyListValue.dictionary(fields)
+        storage.set(value.object, forKey: key)
     }
 
     var lastSync: Date? {
@@ -59,8 +66,8 @@ final class SyncJournal: Sendable {
 
     /// The keys whose changes are not yet pushed.
     var pendingKeys: [String] {
-        storage.persistentValues().compactMap { key, object in
-            Self.entry(from: object)?.isPending == true ? key : nil
+        storage.persistentStoredValues().compactMap { key, value in
+            Self.entry(from: value)?.isPending == true ? key : nil
         }
     }
 
@@ -77,11 +84,15 @@ final class SyncJournal: Sendable {
         return true
     }
 
-    private static func entry(from object: Any?) -> Entry? {
-        guard let dictionary = object as? [String: Any],
-            let text = dictionary["timestamp"] as? String, let timestamp = SyncTimestamp(text),
-            let digest = dictionary["digest"] as? String, let isPending = dictionary["pending"] as? Bool
+    private static func entry(from value: PropertyListValue?) -> Entry? {
+        guard case .dictionary(let dictionary)? = value,
+            case .string(let text)? = dictionary["timestamp"], let timestamp = SyncTimestamp(text),
+            case .string(let digest)? = dictionary["digest"], case .boolean(let isPending)? = dictionary["pending"]
         else { return nil }
-        return Entry(timestamp: timestamp, digest: digest, isPending: isPending)
+        var previous: String?
+        if case .string(let digest)? = dictionary["previous"] {
+            previous = digest
+        }
+        return Entry(timestamp: timestamp, digest: digest, isPending: isPending, previousDigest: previous)
     }
 }
