@@ -27,6 +27,32 @@ struct PostgresSyncTests {
             clockOffset: clockOffset)
     }
 
+    /// The value of `key` once every machine reads the same one. A machine that has pushed all it
+    /// wrote (`waitForSyncCompletion`) may still be receiving the others' last changes, so one
+    /// machine's value at one moment is not yet the final one.
+    func agreedValue(of key: String, on machines: [SyncProcess]) async throws -> String {
+        var values: [String] = []
+        try await waitUntil("every machine to read one value of \(key), not \(values)") {
+            values = []
+            for machine in machines {
+                values.append(try await machine.get(key))
+            }
+            return Set(values).count == 1
+        }
+        return values[0]
+    }
+
+    /// Machines with no key declared yet, each connected and caught up.
+    func connectedMachines(_ names: [String], cluster: PostgresCluster) async throws -> [SyncProcess] {
+        var machines: [SyncProcess] = []
+        for name in names {
+            let machine = try await machine(name, url: cluster.url, keys: [])
+            try await machine.waitForSync()
+            machines.append(machine)
+        }
+        return machines
+    }
+
     @Test func twoMachinesConvergeAndObserversSeeRemoteChanges() async throws {
         let a = try await machine("a", keys: ["mode", "name"])
         let b = try await machine("b", keys: ["mode", "name"])
@@ -68,11 +94,8 @@ struct PostgresSyncTests {
             try await machine.waitForSync()
         }
         // After everyone pushed, let the last notifications arrive, then compare.
-        let first = try await machines[0].get("race")
-        for machine in machines {
-            try await machine.waitUntil("race", is: first)
-        }
-        #expect(first.hasSuffix("-19"), "the winner is some machine's last write: \(first)")
+        let winner = try await agreedValue(of: "race", on: machines)
+        #expect(winner.hasSuffix("-19"), "the winner is some machine's last write: \(winner)")
     }
 
     /// Keys declared after connecting, one at a time, as lazily initialized `static let` keys are:
@@ -83,12 +106,7 @@ struct PostgresSyncTests {
     @Test(.timeLimit(.minutes(3))) func keysDeclaredAfterConnectingConvergeOnThreeMachines() async throws {
         try await PostgresCluster.with { cluster in
             let names = ["a", "b", "c"]
-            var machines: [SyncProcess] = []
-            for name in names {
-                let machine = try await machine(name, url: cluster.url, keys: [])
-                try await machine.waitForSync()
-                machines.append(machine)
-            }
+            let machines = try await connectedMachines(names, cluster: cluster)
             for (index, machine) in machines.enumerated() {
                 try await machine.send("fill own-\(names[index]) 1000 from-\(names[index])", answer: "ok")
                 try await machine.send("fill shared 20 \(names[index])", answer: "ok")
@@ -102,10 +120,7 @@ struct PostgresSyncTests {
             }
             // The shared keys: one value each, the same everywhere.
             for index in 0..<20 {
-                let first = try await machines[0].get("shared-\(index)")
-                for machine in machines.dropFirst() {
-                    try await machine.waitUntil("shared-\(index)", is: first)
-                }
+                _ = try await agreedValue(of: "shared-\(index)", on: machines)
             }
             for machine in machines {
                 try await machine.waitForSync()
@@ -120,12 +135,7 @@ struct PostgresSyncTests {
     @Test(.timeLimit(.minutes(4))) func keysDeclaredAfterConnectingConvergeThroughRestartsAndKills() async throws {
         try await PostgresCluster.with { cluster in
             let names = ["a", "b", "c"]
-            var machines: [SyncProcess] = []
-            for name in names {
-                let machine = try await machine(name, url: cluster.url, keys: [])
-                try await machine.waitForSync()
-                machines.append(machine)
-            }
+            var machines = try await connectedMachines(names, cluster: cluster)
             for (index, machine) in machines.enumerated() {
                 try await machine.send("fill early-\(names[index]) 600 from-\(names[index])", answer: "ok")
             }
@@ -375,7 +385,7 @@ struct PostgresSyncTests {
             try await a.waitForSync()
             try await b.waitForSync()
             for index in stride(from: 0, to: 200, by: 13) {
-                try await b.waitUntil("overlap-\(index)", is: try await a.get("overlap-\(index)"))
+                _ = try await agreedValue(of: "overlap-\(index)", on: [a, b])
             }
             let log = try String(contentsOfFile: cluster.directory + "/server.log", encoding: .utf8)
             #expect(!log.contains("deadlock detected"), "\(log.suffix(2000))")

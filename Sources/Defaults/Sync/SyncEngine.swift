@@ -59,6 +59,9 @@ final class SyncEngine: Sendable {
         var isCatchUpAddedQueued = false
         /// Records the store refused, by key name.
         var refused: [String: Refusal] = [:]
+        /// What was said of the records refused last, while any stays refused: a reconnection
+        /// clears a connection's error, not this.
+        var refusalProblem: String?
         /// The last push failure logged, so that a failure repeated at every retry is logged once.
         var lastPushFailure: String?
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
@@ -357,7 +360,7 @@ final class SyncEngine: Sendable {
             case .connected:
                 withState { state in
                     state.isConnected = true
-                    state.lastError = nil
+                    state.lastError = state.refusalProblem
                 }
                 debug("connected to \(store.description)")
                 // The whole catch-up covers the keys added meanwhile.
@@ -630,6 +633,9 @@ final class SyncEngine: Sendable {
                     watch.journal.setEntry(entry, forKey: record.key)
                 }
             }
+            if state.refused.isEmpty {
+                state.refusalProblem = nil
+            }
             state.lastSync = Date()
             debug("pushed \(records.count - refused.count) change(s)")
             return newlyRefused
@@ -638,7 +644,10 @@ final class SyncEngine: Sendable {
             let problem =
                 "\(SyncRecordsRefused(refused.filter { newlyRefused.contains($0.key) })); "
                 + "they stay local until their value changes, and every other key goes on syncing"
-            withState { $0.lastError = problem }
+            withState { state in
+                state.lastError = problem
+                state.refusalProblem = problem
+            }
             Defaults.logger.warning("\(problem)", metadata: ["store": "\(store.description)"])
         }
         saveLastSync()
