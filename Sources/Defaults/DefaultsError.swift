@@ -31,6 +31,9 @@ public struct DefaultsError: Error, Sendable, CustomStringConvertible {
         /// A value has no property-list form (its bridge could not serialize it, or a suite was
         /// given an object that is not a property-list object), so it was not stored.
         case unsupportedValue
+        /// A value would make the suite's file larger than a reader takes (64 MB), so it was not
+        /// stored and its key keeps its stored value; every other value is written.
+        case tooLarge
         /// The key's value is enforced by the administrator (a managed file); the write changed
         /// nothing.
         case managedKey

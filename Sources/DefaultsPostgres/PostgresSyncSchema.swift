@@ -44,6 +44,25 @@ enum PostgresSyncSchema {
         ],
         // A notification fetches the namespace's changes from its sequence number on.
         ["CREATE INDEX defaults_sync_values_seq ON defaults_sync_values (namespace, seq)"],
+        // A namespace's sequence numbers follow the order its changes commit in: a row takes its
+        // number holding a lock of its namespace until its transaction ends. Whoever has seen
+        // number n has seen every change of the namespace up to n, so a reconnection fetches
+        // only the changes after the last number seen.
+        [
+            """
+            CREATE FUNCTION defaults_sync_number() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock(hashtextextended('defaults_sync ' || NEW.namespace, 0));
+                NEW.seq := nextval('defaults_sync_seq');
+                RETURN NEW;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER defaults_sync_number BEFORE INSERT OR UPDATE ON defaults_sync_values
+            FOR EACH ROW EXECUTE FUNCTION defaults_sync_number()
+            """,
+        ],
     ]
 
     static var currentVersion: Int { migrations.count }

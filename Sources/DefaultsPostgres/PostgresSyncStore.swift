@@ -15,8 +15,9 @@ import Synchronization
 /// ```
 ///
 /// - Creates and migrates its tables itself (`defaults_sync_schema`, `defaults_sync_values`).
-/// - Learns of other machines' changes by `LISTEN`/`NOTIFY`, and catches up with one query after
-///   every (re)connection; reconnects with exponential back-off.
+/// - Learns of other machines' changes by `LISTEN`/`NOTIFY`. After the first connection the
+///   library compares every record's timestamp (one query); after a reconnection the store fetches
+///   only the changes numbered after the last it reported. Reconnects with exponential back-off.
 /// - Never waits on the server without limit: every call must be answered within
 ///   ``responseTimeout``, and while idle a liveness check every ``livenessCheckInterval`` notices a
 ///   server that stopped answering (a crash, a lost network) without closing the connection. Either
@@ -44,6 +45,10 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     /// announce); the other pushes and answers the catch-up, so that a push never runs a
     /// transaction on the listening connection.
     private let connections = Mutex<(listener: PostgresConnection, worker: PostgresConnection)?>(nil)
+    /// The namespace's sequence number up to which every change was reported or was there when
+    /// the store first listened (and so before the library's first catch-up). Changes number in
+    /// commit order (``PostgresSyncSchema``), so the changes after it are all that was missed.
+    private let position = Mutex<Int64?>(nil)
     static let connectionIDs = Atomic<Int>(0)
 
     /// Connects through a URL, `postgres://user:password@host:port/database`; see
@@ -178,27 +183,29 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         connected: () -> Void
     ) async throws {
         try await connection.listen(on: PostgresSyncSchema.channel) { notifications in
+            if self.position.withLock({ $0 }) == nil {
+                // Listening already: what commits from now on is announced.
+                let latest = try await answer(from: connection, "for the latest change") {
+                    try await self.latestNumber(on: connection)
+                }
+                self.raisePosition(to: latest)
+            }
             self.connections.withLock { $0 = (connection, worker) }
             connected()
             await report(.connected)
-            // Notifications coalesce: one fetches every change from its sequence number on, and
-            // the notifications of the changes it brought are then skipped. (A change with a
-            // lower number that commits later has its own notification, not yet seen.)
-            var fetched = Set<Int64>()
+            // Notifications coalesce: one fetches every change after the position, and those of
+            // the changes it brought are then passed over.
             for try await notification in notifications {
                 let parts = notification.payload.split(separator: " ")
-                guard parts.count == 2, parts[0] == tag, let seq = Int64(parts[1]), !fetched.contains(seq) else {
-                    continue
-                }
+                guard parts.count == 2, parts[0] == tag, let seq = Int64(parts[1]),
+                    let since = self.position.withLock({ $0 }), seq > since
+                else { continue }
                 let changes = try await answer(from: connection, "for changed records") {
-                    try await self.changes(since: seq, on: connection)
+                    try await self.changes(after: since, on: connection)
                 }
-                if fetched.count > 100_000 {
-                    fetched.removeAll()  // at worst, a change is fetched twice
-                }
-                fetched.formUnion(changes.map(\.seq))
-                if !changes.isEmpty {
+                if let last = changes.last {
                     await report(.received(changes.map(\.record)))
+                    self.raisePosition(to: last.seq)
                 }
             }
         }
@@ -252,15 +259,46 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         }
     }
 
-    /// This namespace's records changed at sequence number `seq` or later, with their numbers.
-    private func changes(since seq: Int64, on connection: PostgresConnection) async throws -> [(
+    public func changesSinceLastConnection() async throws -> [SyncRecord]? {
+        let connection = try current()
+        guard let since = position.withLock({ $0 }) else { return nil }
+        let (changes, latest) = try await answer(from: connection, "for the changes since the last connection") {
+            (try await self.changes(after: since, on: connection), try await self.latestNumber(on: connection))
+        }
+        guard latest >= since else {
+            // The numbers went back: a new or restored database. The library catches up in full.
+            position.withLock { $0 = latest }
+            return nil
+        }
+        if let last = changes.last {
+            raisePosition(to: last.seq)
+        }
+        return changes.map(\.record)
+    }
+
+    private func raisePosition(to seq: Int64) {
+        position.withLock { $0 = max($0 ?? seq, seq) }
+    }
+
+    /// The namespace's highest sequence number, 0 when it holds no record.
+    private func latestNumber(on connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
+            "SELECT coalesce(max(seq), 0) FROM defaults_sync_values WHERE namespace = \(namespace)", logger: logger)
+        for try await latest in rows.decode(Int64.self) {
+            return latest
+        }
+        return 0
+    }
+
+    /// This namespace's records changed after sequence number `seq`, in order, with their numbers.
+    private func changes(after seq: Int64, on connection: PostgresConnection) async throws -> [(
         record: SyncRecord, seq: Int64
     )] {
         var changes: [(record: SyncRecord, seq: Int64)] = []
         let rows = try await connection.query(
             """
             SELECT key, value, clock_wall, clock_counter, clock_origin, seq FROM defaults_sync_values
-            WHERE namespace = \(namespace) AND seq >= \(seq) ORDER BY seq
+            WHERE namespace = \(namespace) AND seq > \(seq) ORDER BY seq
             """, logger: logger)
         for try await (key, value, wall, counter, origin, seq) in rows.decode(
             (String, Data?, Int64, Int64, String, Int64).self)
@@ -352,7 +390,7 @@ public final class PostgresSyncStore: DefaultsSyncStore {
                     ON CONFLICT (namespace, key) DO UPDATE SET
                         value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
                         clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
-                        seq = nextval('defaults_sync_seq'), updated_at = now()
+                        updated_at = now()
                     WHERE (EXCLUDED.clock_wall, EXCLUDED.clock_counter, EXCLUDED.clock_origin)
                         > (stored.clock_wall, stored.clock_counter, stored.clock_origin)
                     """,

@@ -6,7 +6,10 @@ import Foundation
 /// is used, a reference back to an object that is still being decoded is a
 /// cycle, and the decoded size (a fixed cost per value plus the bytes of every
 /// string and data, counted again at each reference) is capped relative to the
-/// input, so that shared references cannot expand a small file into a huge tree.
+/// input, so that shared references cannot expand a small file into a huge tree
+/// for whoever walks it. In memory, an object referenced many times is decoded
+/// once: its copies share storage (copy-on-write), so memory follows the file's
+/// distinct objects, not its references.
 struct BinaryReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let offsetSize: Int
@@ -27,6 +30,9 @@ struct BinaryReader {
     /// hostile file referencing one huge string many times costs one copy.
     private var sharedScalars: [Int: PropertyListValue] = [:]
     private static let sharedScalarMinimumLength = 64
+    /// Arrays and dictionaries already decoded, by object index, with what decoding them cost the
+    /// budget (charged again at each further reference).
+    private var sharedContainers: [Int: (value: PropertyListValue, cost: Int)] = [:]
 
     private static let magic: [UInt8] = Array("bplist00".utf8)
     private static let trailerSize = 32
@@ -147,12 +153,21 @@ struct BinaryReader {
             let value = try scalar(marker, start, count, offset)
             sharedScalars[index] = value
             return value
-        case 0xA:
+        case 0xA, 0xD:
+            if let shared = sharedContainers[index] {
+                try charge(shared.cost)
+                return shared.value
+            }
+            let budgetBefore = budget
             let (count, start) = try lengthAndStart(offset, low)
-            return .array(try array(objectIndex: index, offset: offset, count: count, start: start))
-        case 0xD:
-            let (count, start) = try lengthAndStart(offset, low)
-            return .dictionary(try dictionary(objectIndex: index, offset: offset, count: count, start: start))
+            let value: PropertyListValue =
+                marker >> 4 == 0xA
+                ? .array(try array(objectIndex: index, offset: offset, count: count, start: start))
+                : .dictionary(try dictionary(objectIndex: index, offset: offset, count: count, start: start))
+            if count > 0 {
+                sharedContainers[index] = (value, budgetBefore - budget)
+            }
+            return value
         case 0x8:
             throw corrupt("a UID (keyed-archiver reference) has no property-list representation", offset)
         case 0xC:

@@ -120,6 +120,21 @@ struct EditTests {
         #expect(sandbox.bytes("com.example.copy") == sandbox.bytes("com.example.demo"))
     }
 
+    /// 20 MB of text that becomes 80 MB of XML (each `<` is written `&lt;`): the value is refused
+    /// with a clear error, and the domain stays readable.
+    @Test func anImportTheFileCouldNotHoldFailsClearlyAndLeavesTheDomainReadable() throws {
+        let sandbox = try CommandSandbox()
+        try sandbox.run("write", "com.example.demo", "kept", "1")
+        let text = Data(("{ big = \"" + String(repeating: "<", count: 20 << 20) + "\"; small = x; }").utf8)
+        let imported = try sandbox.run("import", "com.example.demo", "-", input: text)
+        #expect(imported.status == 1, "\(imported)")
+        #expect(imported.error.contains("\"big\"") && imported.error.contains("64 MB"), "\(imported.error)")
+        let read = try sandbox.run("read", "com.example.demo")
+        #expect(read.status == 0, "\(read)")
+        #expect(!read.output.contains("big"), "\(read.output.prefix(200))")
+        #expect(try sandbox.run("write", "com.example.demo", "after", "2").status == 0)
+    }
+
     @Test func helpAndCompletionScripts() throws {
         let sandbox = try CommandSandbox()
         let help = try sandbox.run("--help")

@@ -16,15 +16,18 @@ struct PostgresSyncStoreTests {
     final class Observed: Sendable {
         private let connections = Mutex(0)
         private let disconnections = Mutex<[String]>([])
+        private let records = Mutex<[String]>([])
 
         var connectionCount: Int { connections.withLock { $0 } }
         var errors: [String] { disconnections.withLock { $0 } }
+        /// The keys of the records received, in order.
+        var received: [String] { records.withLock { $0 } }
 
         func record(_ event: SyncEvent) {
             switch event {
             case .connected: connections.withLock { $0 += 1 }
             case .disconnected(let error): disconnections.withLock { $0.append("\(error)") }
-            case .received: break
+            case .received(let received): records.withLock { $0 += received.map(\.key) }
             }
         }
     }
@@ -52,18 +55,22 @@ struct PostgresSyncStoreTests {
         func get() -> Value? { value.withLock { $0 } }
     }
 
-    func store(_ cluster: PostgresCluster) throws -> PostgresSyncStore {
+    func store(
+        _ cluster: PostgresCluster, namespace: String = "com.example.store-\(UUID().uuidString.prefix(8))"
+    ) throws -> PostgresSyncStore {
         try PostgresSyncStore(
             configuration: PostgresSyncStore.configuration(url: cluster.url),
-            namespace: "com.example.store-\(UUID().uuidString.prefix(8))",
+            namespace: namespace,
             reconnectDelays: .milliseconds(50)...(.milliseconds(200)), responseTimeout: .seconds(10),
             livenessCheckInterval: .seconds(1))
     }
 
     /// A store running on `cluster`, once it has connected, with what it reported; cancel the task
     /// to stop it.
-    func runningStore(_ cluster: PostgresCluster) async throws -> (PostgresSyncStore, Observed, Task<Void, Never>) {
-        let store = try store(cluster)
+    func runningStore(
+        _ cluster: PostgresCluster, namespace: String = "com.example.store-\(UUID().uuidString.prefix(8))"
+    ) async throws -> (PostgresSyncStore, Observed, Task<Void, Never>) {
+        let store = try store(cluster, namespace: namespace)
         let observed = Observed()
         let run = Task { await store.run { observed.record($0) } }
         try await waitUntil("a first connection") { observed.connectionCount == 1 }
@@ -88,6 +95,57 @@ struct PostgresSyncStoreTests {
             #expect((try? pushed.get()) != nil, "\(pushed)")
             let timestamps = try await outcome(of: "the catch-up query") { try await store.timestamps() }
             #expect((try? timestamps.get())?["k"] == record.timestamp)
+        }
+    }
+
+    func record(_ key: String, _ value: String) -> SyncRecord {
+        SyncRecord(
+            key: key, value: Data(value.utf8),
+            timestamp: SyncTimestamp(wallTime: Int64(Date().timeIntervalSince1970 * 1000), counter: 0, origin: "test"))
+    }
+
+    @Test func aReconnectionFetchesWhatChangedWhileDisconnectedAndNothingElse() async throws {
+        try await PostgresCluster.with { cluster in
+            let namespace = "com.example.resume-\(UUID().uuidString.prefix(8))"
+            let (writer, _, writing) = try await runningStore(cluster, namespace: namespace)
+            defer { writing.cancel() }
+            try await writer.push([record("before", "1")])
+
+            let reader = try store(cluster, namespace: namespace)
+            let observed = Observed()
+            var reading = Task { await reader.run { observed.record($0) } }
+            try await waitUntil("a first connection") { observed.connectionCount == 1 }
+            // What was there before the store listened is the first catch-up's (timestamps()).
+            #expect(try await reader.changesSinceLastConnection()?.map(\.key) == [])
+            try await writer.push([record("seen", "1")])
+            try await waitUntil("the change announced") { observed.received == ["seen"] }
+
+            reading.cancel()
+            await reading.value
+            let missed = (0..<300).map { record("missed-\($0)", "\($0)") }
+            try await writer.push(missed)
+            try await writer.push([record("seen", "2")])
+            reading = Task { await reader.run { observed.record($0) } }
+            defer { reading.cancel() }
+            try await waitUntil("a second connection") { observed.connectionCount == 2 }
+            let changes = try #require(try await reader.changesSinceLastConnection())
+            // In the order they committed (a push stores its records sorted by key).
+            #expect(changes.map(\.key) == missed.map(\.key).sorted() + ["seen"])
+            #expect(changes.last?.value == Data("2".utf8))
+            #expect(try await reader.changesSinceLastConnection()?.isEmpty == true, "reported once")
+        }
+    }
+
+    @Test func aStoreWhoseNumbersWentBackCannotSayWhatChanged() async throws {
+        try await PostgresCluster.with { cluster in
+            let (store, observed, run) = try await runningStore(cluster)
+            defer { run.cancel() }
+            try await store.push([record("k", "1")])
+            try await waitUntil("the change announced") { observed.received == ["k"] }
+            #expect(try await store.changesSinceLastConnection()?.isEmpty == true)
+            // A database restored from an older backup, or emptied: the library must catch up in full.
+            _ = try cluster.query("DELETE FROM defaults_sync_values", database: "defaults_sync")
+            #expect(try await store.changesSinceLastConnection() == nil)
         }
     }
 

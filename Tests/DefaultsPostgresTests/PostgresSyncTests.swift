@@ -19,12 +19,12 @@ struct PostgresSyncTests {
         }
     }
 
-    func machine(_ name: String, url: String? = nil, keys: [String], clockOffset: Double = 0) async throws
-        -> SyncProcess
-    {
+    func machine(
+        _ name: String, url: String? = nil, keys: [String], clockOffset: Double = 0, debug: Bool = false
+    ) async throws -> SyncProcess {
         try await SyncProcess(
             configDirectory: directory.machine(name), url: try url ?? cluster.url, namespace: namespace, keys: keys,
-            clockOffset: clockOffset)
+            clockOffset: clockOffset, debug: debug)
     }
 
     /// The value of `key` once every machine reads the same one. A machine that has pushed all it
@@ -251,7 +251,7 @@ struct PostgresSyncTests {
     func aServerOutageLosesNoAcknowledgedWrite(stop mode: PostgresCluster.StopMode) async throws {
         try await PostgresCluster.with { cluster in
             let keys = (0..<5).flatMap { ["a\($0)", "b\($0)"] } + ["shared"]
-            let a = try await machine("a", url: cluster.url, keys: keys)
+            let a = try await machine("a", url: cluster.url, keys: keys, debug: true)
             let b = try await machine("b", url: cluster.url, keys: keys)
             try await a.waitForSync()
             try await b.waitForSync()
@@ -289,6 +289,9 @@ struct PostgresSyncTests {
             // Both offline writes of `shared` were versioned; the later one (b's) wins everywhere.
             try await a.waitUntil("shared", is: "b-offline")
             try await b.waitUntil("shared", is: "b-offline")
+            // The reconnection took what changed meanwhile, not every record's timestamp again.
+            #expect(a.log.components(separatedBy: "caught up in full").count == 2, "\(a.log.suffix(3000))")
+            #expect(a.log.contains("resumed with"), "\(a.log.suffix(3000))")
         }
     }
 

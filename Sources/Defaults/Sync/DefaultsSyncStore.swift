@@ -23,8 +23,20 @@ public protocol DefaultsSyncStore: AnyObject, Sendable {
     /// ``SyncEvent/disconnected(_:)``.
     func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async
 
-    /// The timestamp of every record the store holds, by key name: the catch-up after a connection.
+    /// The timestamp of every record the store holds, by key name: the first catch-up after
+    /// ``Defaults/iCloud/use(_:)``, and after a reconnection when the store cannot say what changed
+    /// meanwhile.
     func timestamps() async throws -> [String: SyncTimestamp]
+
+    /// The records changed since the last one this store reported before the current connection,
+    /// or `nil` when it cannot tell; the library then catches up with ``timestamps()``.
+    ///
+    /// Called right after ``SyncEvent/connected`` is reported for a reconnection, once the library
+    /// has caught up in full at least once with this store. A store that numbers its changes in
+    /// the order they commit (PostgreSQL's store does) answers with the changes after the last
+    /// number it reported: a reconnection then costs what changed meanwhile, not a read of every
+    /// record. The default answers `nil`.
+    func changesSinceLastConnection() async throws -> [SyncRecord]?
 
     /// The records the store holds for `keys`; keys it has no record for are left out.
     func records(forKeys keys: [String]) async throws -> [SyncRecord]
@@ -37,6 +49,10 @@ public protocol DefaultsSyncStore: AnyObject, Sendable {
     /// its limits) throws ``SyncRecordsRefused`` naming them, so that one bad key does not stop
     /// every other from syncing.
     func push(_ records: [SyncRecord]) async throws
+}
+
+extension DefaultsSyncStore {
+    public func changesSinceLastConnection() async throws -> [SyncRecord]? { nil }
 }
 
 /// What a ``DefaultsSyncStore`` reports while it runs.

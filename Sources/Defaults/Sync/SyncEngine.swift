@@ -18,7 +18,8 @@ final class SyncEngine: Sendable {
         case event(SyncEvent, generation: Int)
         case push
         case reconcile
-        /// Everything the store holds newer than the journals: after each connection.
+        /// Everything the store holds newer than the journals: after the first connection, and
+        /// after any the store cannot say what changed since the last.
         case catchUp
         /// The store's records of the keys added since the last catch-up, in one batch.
         case catchUpAdded
@@ -47,15 +48,18 @@ final class SyncEngine: Sendable {
         var runTask: Task<Void, Never>?
         var isConnected = false
         var hasCaughtUp = false
+        /// A whole catch-up with this store completed: from then on a reconnection takes only
+        /// what changed meanwhile (``DefaultsSyncStore/changesSinceLastConnection()``).
+        var hasCaughtUpInFull = false
         var lastError: String?
         var lastSync: Date?
         var queuedJobs = 0
         /// A push is queued and not started: later changes ride along with it.
         var isPushQueued = false
-        /// Keys added while connected, for the next ``Job/catchUpAdded``; one is queued while
-        /// `isCatchUpAddedQueued`. Keys are often declared one by one after connecting (lazy
-        /// `static let`s): each must not cost a catch-up of its own.
-        var addedWhileConnected: Set<String> = []
+        /// Keys added since the last whole catch-up, for the next ``Job/catchUpAdded``; one is
+        /// queued while `isCatchUpAddedQueued`. Keys are often declared one by one after connecting
+        /// (lazy `static let`s): each must not cost a catch-up of its own.
+        var addedSinceCatchUp: Set<String> = []
         var isCatchUpAddedQueued = false
         /// Records the store refused, by key name.
         var refused: [String: Refusal] = [:]
@@ -133,12 +137,9 @@ final class SyncEngine: Sendable {
             return
         }
         watch(key)
-        // Caught up with the keys added before it, in one batch; a connection not made yet
-        // catches up on every key when it is.
+        // Caught up with the keys added before it, in one batch, once connected.
         let isConnected = withState { state in
-            if state.isConnected {
-                state.addedWhileConnected.insert(key.name)
-            }
+            state.addedSinceCatchUp.insert(key.name)
             return state.isConnected
         }
         if isConnected {
@@ -335,6 +336,7 @@ final class SyncEngine: Sendable {
             state.clock = clock
             state.isConnected = false
             state.hasCaughtUp = false
+            state.hasCaughtUpInFull = false
             state.lastError = nil
             return (previous, state.keys, state.generation)
         }
@@ -358,14 +360,17 @@ final class SyncEngine: Sendable {
             guard withState({ $0.generation == generation }) else { return }
             switch event {
             case .connected:
-                withState { state in
+                let isReconnection = withState { state in
                     state.isConnected = true
                     state.lastError = state.refusalProblem
+                    return state.hasCaughtUpInFull
                 }
                 debug("connected to \(store.description)")
-                // The whole catch-up covers the keys added meanwhile.
-                withState { $0.addedWhileConnected = [] }
-                await catchUp(from: store)
+                if isReconnection {
+                    await resume(from: store)
+                } else {
+                    await catchUp(from: store)
+                }
             case .received(let records):
                 apply(records)
             case .disconnected(let error):
@@ -395,10 +400,11 @@ final class SyncEngine: Sendable {
                 await catchUp(from: store)
             }
         case .catchUpAdded:
-            let names = withState { state in
+            let names = withState { state -> Set<String> in
                 state.isCatchUpAddedQueued = false
-                defer { state.addedWhileConnected = [] }
-                return state.isConnected ? state.addedWhileConnected : []
+                guard state.isConnected else { return [] }  // the next connection catches up
+                defer { state.addedSinceCatchUp = [] }
+                return state.addedSinceCatchUp
             }
             if !names.isEmpty {
                 await catchUp(names, from: store)
@@ -411,6 +417,11 @@ final class SyncEngine: Sendable {
 
     /// Takes the store's newer records for every synced key, then pushes what is newer here.
     private func catchUp(from store: any DefaultsSyncStore) async {
+        // It covers the keys added so far.
+        let added = withState { state in
+            defer { state.addedSinceCatchUp = [] }
+            return state.addedSinceCatchUp
+        }
         do {
             let remote = try await store.timestamps()
             let wanted = withState { state -> [String] in
@@ -427,11 +438,41 @@ final class SyncEngine: Sendable {
             await push(to: store)
             withState { state in
                 state.hasCaughtUp = state.isConnected
+                state.hasCaughtUpInFull = true
                 state.lastSync = Date()
             }
             saveLastSync()
+            debug("caught up in full with \(remote.count) records")
         } catch {
             debug("catch-up failed, tried again shortly: \(error)")
+            withState { $0.addedSinceCatchUp.formUnion(added) }
+            retry(.catchUp)
+        }
+    }
+
+    /// After a reconnection: takes what the store says changed meanwhile, the records of keys
+    /// added meanwhile, and pushes what changed here; a whole catch-up when the store cannot say.
+    private func resume(from store: any DefaultsSyncStore) async {
+        do {
+            guard let missed = try await store.changesSinceLastConnection() else {
+                debug("the store cannot say what changed while disconnected: catching up in full")
+                await catchUp(from: store)
+                return
+            }
+            debug("resumed with \(missed.count) records changed while disconnected")
+            apply(missed)
+            await push(to: store)
+            let hasAdded = withState { state in
+                state.hasCaughtUp = state.isConnected
+                state.lastSync = Date()
+                return !state.addedSinceCatchUp.isEmpty
+            }
+            saveLastSync()
+            if hasAdded {
+                enqueue(.catchUpAdded)
+            }
+        } catch {
+            debug("resuming failed, catching up in full shortly: \(error)")
             retry(.catchUp)
         }
     }
@@ -450,7 +491,7 @@ final class SyncEngine: Sendable {
             await push(to: store)
         } catch {
             debug("catch-up of added keys failed, tried again shortly: \(error)")
-            withState { $0.addedWhileConnected.formUnion(names) }
+            withState { $0.addedSinceCatchUp.formUnion(names) }
             retry(.catchUpAdded)
         }
     }

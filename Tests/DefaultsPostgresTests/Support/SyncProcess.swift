@@ -18,7 +18,8 @@ final class SyncProcess: Sendable {
         url: String?,
         namespace: String,
         keys: [String] = [],
-        clockOffset: Double = 0
+        clockOffset: Double = 0,
+        debug: Bool = false
     ) async throws {
         child = try ChildProcess(
             Self.helperPath,
@@ -26,7 +27,8 @@ final class SyncProcess: Sendable {
                 "--namespace", namespace, "--clock-offset", "\(clockOffset)", "--fast-reconnect",
                 "--keys", keys.joined(separator: ","),
             ],
-            environment: ["XDG_CONFIG_HOME": configDirectory.path, "DEFAULTS_SYNC_URL": url ?? ""],
+            environment: ["XDG_CONFIG_HOME": configDirectory.path, "DEFAULTS_SYNC_URL": url ?? ""].merging(
+                debug ? ["DEFAULTS_SYNC_DEBUG": "1"] : [:], uniquingKeysWith: { $1 }),
             input: .pipe)
         _ = try await child.line { $0 == "ready" }
     }

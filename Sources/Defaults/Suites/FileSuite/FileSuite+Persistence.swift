@@ -71,7 +71,7 @@ extension FileSuite {
                 try file.withLock {
                     written.changedByOthers = try mergeWithFile(problems: &written.problems)
                     written.changedByEdit = whileSynchronizingOnThisThread(edit)
-                    try writeValues(io: &io)
+                    try writeValues(io: &io, written: &written)
                 }
                 return nil
             } catch let error as DefaultsError {
@@ -152,7 +152,7 @@ extension FileSuite {
     }
 
     /// Writes the values in memory if any change is pending. Runs holding `io` and the file lock.
-    private func writeValues(io: inout IOState) throws {
+    private func writeValues(io: inout IOState, written: inout FileWrite) throws {
         let taken = state.withLock { state -> (PendingChanges, [String: PropertyListValue], FileIdentity?)? in
             guard !state.pending.isEmpty else { return nil }
             defer { state.pending = PendingChanges() }
@@ -165,10 +165,12 @@ extension FileSuite {
         io.xmlEncoderIdentity = nil
         beforeWrite.withLock { $0 }?(pending.removesAll ? nil : Set(pending.changes.keys))
         do {
-            let identity = try file.write(
-                values, changedKeys: changedKeys, encoder: &io.xmlEncoder,
-                removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles,
-                beforeRename: { identity in state.withLock { $0.renamingIdentity = identity } })
+            var refused: [String: RefusedValue] = [:]
+            let identity = try writeReadable(
+                values, changedKeys: changedKeys, pending: pending, refusing: &refused, io: &io)
+            if !refused.isEmpty {
+                refuse(refused, written: &written)
+            }
             io.xmlEncoderIdentity = identity
             io.hasRemovedStaleTemporaryFiles = true
             state.withLock { state in
@@ -187,6 +189,90 @@ extension FileSuite {
                     "could not write \(file.path): \(error); the values stay in memory and are written at the next flush",
                 underlyingError: error
             )
+        }
+    }
+}
+
+extension FileSuite {
+    /// A value this process changed that was not written: the file would have been larger than
+    /// any reader takes.
+    struct RefusedValue {
+        var value: PropertyListValue
+        /// What the file holds for the key, which it keeps.
+        var stored: PropertyListValue?
+        var encodedSize: Int
+    }
+
+    /// Writes `values`, or, when the file would be larger than any reader takes, what remains
+    /// once the largest values this process changed are refused (returned in `refused`): each
+    /// of those keys keeps the value the file holds.
+    private func writeReadable(
+        _ values: [String: PropertyListValue], changedKeys: Set<String>?, pending: PendingChanges,
+        refusing refused: inout [String: RefusedValue], io: inout IOState
+    ) throws -> FileIdentity {
+        var values = values
+        var changedKeys = changedKeys
+        var candidates: [(key: String, value: PropertyListValue, size: Int)]?
+        var stored: [String: PropertyListValue] = [:]
+        while true {
+            do {
+                return try file.write(
+                    values, changedKeys: changedKeys, encoder: &io.xmlEncoder,
+                    removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles,
+                    beforeRename: { identity in state.withLock { $0.renamingIdentity = identity } })
+            } catch let tooLarge as SuiteFile.TooLargeToReadBack {
+                if candidates == nil {
+                    candidates = pending.changes.compactMap { key, edit in
+                        guard case .set(let value) = edit else { return nil }
+                        return (key, value, Self.encodedSize(key, value))
+                    }.sorted { $0.size < $1.size }
+                    if case .values(let read, _) = file.read() {
+                        stored = read
+                    }
+                }
+                guard candidates?.isEmpty == false else { throw tooLarge }
+                // The largest first, until the rest should fit; encoded again to be sure.
+                var excess = tooLarge.size - BoundedFileRead.sizeLimit
+                while excess > 0, let largest = candidates?.popLast() {
+                    refused[largest.key] = RefusedValue(
+                        value: largest.value, stored: stored[largest.key], encodedSize: largest.size)
+                    values[largest.key] = stored[largest.key]
+                    excess -= largest.size
+                }
+                changedKeys = nil
+            }
+        }
+    }
+
+    private static func encodedSize(_ key: String, _ value: PropertyListValue) -> Int {
+        var encoder = XMLDictionaryEncoder()
+        return (try? encoder.encode([key: value]).count) ?? 0
+    }
+
+    /// Puts back in memory the value the file holds for each refused key (unless it changed
+    /// again meanwhile), and reports each.
+    private func refuse(_ refused: [String: RefusedValue], written: inout FileWrite) {
+        let changed = state.withLock { state -> Set<String> in
+            var changed = Set<String>()
+            for (key, refusal) in refused
+            where !state.pending.removesAll && state.pending.changes[key] == nil
+                && state.domains.persistent[key] == refusal.value
+            {
+                if state.domains.setPersistent(refusal.stored, forKey: key) {
+                    changed.insert(key)
+                }
+            }
+            return changed
+        }
+        written.changedByEdit.formUnion(changed)
+        let megabytes = SuiteFile.TooLargeToReadBack.megabytes
+        for (key, refusal) in refused.sorted(by: { $0.key < $1.key }) {
+            written.problems.append(
+                DefaultsError(
+                    suite: name, kind: .tooLarge, key: key, fileURL: fileURL,
+                    message: "the value for key \"\(key)\" (\(megabytes(refusal.encodedSize)) encoded) would make "
+                        + "\(file.path) larger than the \(megabytes(BoundedFileRead.sizeLimit)) a suite's file may "
+                        + "hold; it was not stored, and the key keeps its stored value"))
         }
     }
 }

@@ -188,11 +188,30 @@ import Darwin
         } catch {
             throw FileRefusal(description: "the values could not be encoded: \(error)")
         }
+        // Never write what no reader would read back.
+        guard data.count <= BoundedFileRead.sizeLimit else {
+            throw TooLargeToReadBack(size: data.count)
+        }
         let target = try AtomicFileWrite.target(of: path)
         if removingStaleTemporaryFiles {
             AtomicFileWrite.removeStaleTemporaryFiles(for: target)
         }
         return try AtomicFileWrite.write(data, to: target, beforeRename: beforeRename)
+    }
+
+    /// A write refused before anything was written: the file would be larger than
+    /// ``BoundedFileRead/sizeLimit``, which every reader refuses.
+    struct TooLargeToReadBack: Error, CustomStringConvertible {
+        /// The encoded size, in bytes.
+        let size: Int
+
+        var description: String {
+            "it would be \(Self.megabytes(size)), over the \(Self.megabytes(BoundedFileRead.sizeLimit)) a suite's file may hold"
+        }
+
+        static func megabytes(_ bytes: Int) -> String {
+            bytes % (1 << 20) == 0 ? "\(bytes >> 20) MB" : String(format: "%.1f MB", Double(bytes) / Double(1 << 20))
+        }
     }
 
     /// Removes the domain: the file and its lock file, so that nothing is left in the directory.
