@@ -187,19 +187,30 @@ final class AdministratorLayers: Sendable {
             var loaded = Loaded()
             guard !directories.isEmpty else { return loaded }
             for directory in directories.reversed() {
+                // Files are judged against the owner of the directory that lists them.
+                guard let owner = (try? PosixFile.status(directory.path))?.st_uid else { continue }
                 let vendorURL = directory.appendingPathComponent(fileName, isDirectory: false)
-                let managedURL = directory.appendingPathComponent("managed", isDirectory: true)
-                    .appendingPathComponent(fileName, isDirectory: false)
-                merge(vendorURL, into: &loaded.vendor, problems: &loaded.problems)
-                merge(managedURL, into: &loaded.managed, problems: &loaded.problems)
+                let managedDirectory = directory.appendingPathComponent("managed", isDirectory: true)
+                let managedURL = managedDirectory.appendingPathComponent(fileName, isDirectory: false)
+                merge(vendorURL, directoryOwner: owner, into: &loaded.vendor, problems: &loaded.problems)
+                if let refusal = Self.managedDirectoryRefusal(managedDirectory.path, directoryOwner: owner) {
+                    loaded.problems.append(
+                        DefaultsError(
+                            suite: suiteName, kind: .unreadable, fileURL: managedURL,
+                            message: "the administrator's file \(managedURL.path) was ignored: \(refusal)"))
+                } else {
+                    merge(managedURL, directoryOwner: owner, into: &loaded.managed, problems: &loaded.problems)
+                }
             }
             current = (loaded.vendor.files, loaded.managed.files)
             return loaded
         }
     }
 
-    private func merge(_ url: URL, into layer: inout Layer, problems: inout [DefaultsError]) {
-        switch Self.readFile(url.path) {
+    private func merge(
+        _ url: URL, directoryOwner: uid_t, into layer: inout Layer, problems: inout [DefaultsError]
+    ) {
+        switch Self.readFile(url.path, directoryOwner: directoryOwner) {
         case .absent:
             break
         case .values(let values):
@@ -235,43 +246,53 @@ final class AdministratorLayers: Sendable {
         case problem(String)
     }
 
-    /// Reads an administrator file defensively: never through a symbolic link, never blocking on a
-    /// FIFO, only a regular file, at most ``sizeLimit`` bytes. An empty file holds no values.
-    static func readFile(_ path: String) -> ReadOutcome {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            switch errno {
-            case ENOENT, ENOTDIR: return .absent
-            case ELOOP: return .problem("it is a symbolic link, which an administrator file may not be")
-            default: return .problem(String(cString: strerror(errno)))
-            }
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .problem(String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFREG else { return .problem("it is not a regular file") }
-        guard info.st_size <= sizeLimit else { return .problem("it is larger than \(sizeLimit) bytes") }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while data.count <= sizeLimit {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .problem(String(cString: strerror(errno)))
-            }
-            if count == 0 { break }
-            data.append(contentsOf: buffer[..<count])
-        }
-        // The file grew while it was read.
-        guard data.count <= sizeLimit else { return .problem("it is larger than \(sizeLimit) bytes") }
-        guard !data.isEmpty else { return .values([:]) }
+    /// Reads an administrator file through the one bounded reader: never through a link, only a
+    /// regular file of root's or its directory owner's that no one else may write
+    /// (``FileOwnership/administrator(directoryOwner:)``), at most ``sizeLimit`` bytes. An empty
+    /// file holds no values.
+    static func readFile(_ path: String, directoryOwner: uid_t) -> ReadOutcome {
+        let outcome: BoundedFileRead.Outcome
         do {
-            guard case .dictionary(let values) = try PropertyList.decodeValue(data) else {
-                return .problem("it is not a property-list dictionary")
-            }
-            return .values(values)
+            outcome = try BoundedFileRead.read(
+                path, limit: sizeLimit, followingLinks: false, ownership: .administrator(directoryOwner: directoryOwner))
+        } catch let error as SystemCallError where error.code == ELOOP {
+            return .problem("it is a symbolic link, which an administrator file may not be")
         } catch {
-            return .problem("it is not a property list (\(error))")
+            return .problem("\(error)")
+        }
+        switch outcome {
+        case .absent:
+            return .absent
+        case .notRegularFile(_, let kind):
+            return .problem("it is \(kind), not a regular file")
+        case .tooLarge:
+            return .problem("it is larger than \(sizeLimit) bytes")
+        case .untrusted(_, let reason):
+            return .problem(reason)
+        case .file(_, let data):
+            guard !data.isEmpty else { return .values([:]) }
+            do {
+                guard case .dictionary(let values) = try PropertyList.decodeValue(data) else {
+                    return .problem("it is not a property-list dictionary")
+                }
+                return .values(values)
+            } catch {
+                return .problem("it is not a property list (\(error))")
+            }
+        }
+    }
+
+    /// Why the `managed` directory in `directory` may not be trusted (a link, or a directory
+    /// others may write or own), or `nil`.
+    static func managedDirectoryRefusal(_ managed: String, directoryOwner: uid_t) -> String? {
+        guard let info = try? PosixFile.linkStatus(managed) else { return nil }
+        switch PosixFile.fileType(info) {
+        case S_IFLNK: return "\(managed) is a symbolic link, which the administrator's directory may not be"
+        case S_IFDIR: break
+        default: return "\(managed) is not a directory"
+        }
+        return FileOwnership.administrator(directoryOwner: directoryOwner).refusal(of: info).map {
+            "\(managed) cannot be trusted: \($0)"
         }
     }
 }

@@ -22,9 +22,11 @@ enum AtomicFileWrite {
     /// replaced in its own directory so that the links keep working.
     ///
     /// Links are followed as ``endOfLinks(_:)`` does. The end of the chain must be a regular file
-    /// the user owns, or a missing file in a directory the user owns.
+    /// the user owns, or a missing file in a directory the user owns, and the directories above it
+    /// the user's or root's (``FileOwnership``).
     static func target(of path: String) throws -> String {
         let (end, info) = try endOfLinks(path)
+        try FileOwnership.user.checkDirectories(above: end)
         guard end != path else {
             if let info, PosixFile.fileType(info) != S_IFREG {
                 throw FileRefusal(description: "\(path) is not a regular file; it is left in place")

@@ -23,14 +23,18 @@ import Darwin
         case notRegularFile(FileIdentity, kind: String)
         /// A regular file larger than the limit; not read.
         case tooLarge(FileIdentity)
+        /// A regular file whose owner or mode the ownership rule refuses; not read.
+        case untrusted(FileIdentity, reason: String)
     }
 
     /// The largest suite file read: far more than settings need, far less than memory.
     public static let sizeLimit = 64 << 20
 
     /// Reads the file at `path`, following a link unless `followingLinks` is false (then a link
-    /// there is an error: `ELOOP`).
-    static func read(_ path: String, limit: Int = sizeLimit, followingLinks: Bool = true) throws -> Outcome {
+    /// there is an error: `ELOOP`), and only if its owner and mode pass `ownership` (when given).
+    static func read(
+        _ path: String, limit: Int = sizeLimit, followingLinks: Bool = true, ownership: FileOwnership? = nil
+    ) throws -> Outcome {
         let flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW)
         let fd = PosixFile.retrying { open(path, flags) }
         guard fd >= 0 else {
@@ -52,6 +56,9 @@ import Darwin
         case S_IFIFO: return .notRegularFile(identity, kind: "a FIFO")
         case S_IFCHR, S_IFBLK: return .notRegularFile(identity, kind: "a device")
         default: return .notRegularFile(identity, kind: "not a regular file")
+        }
+        if let reason = ownership?.refusal(of: info) {
+            return .untrusted(identity, reason: reason)
         }
         guard info.st_size <= limit else { return .tooLarge(identity) }
         // The file may grow after fstat (a writer that does not rename): read to its end all the same.
@@ -113,6 +120,7 @@ import Darwin
         case .absent: throw SystemCallError("open", path: source, code: ENOENT)
         case .notRegularFile(_, let kind): throw FileRefusal(description: "\(source) is \(kind), not a regular file")
         case .tooLarge: throw tooLarge
+        case .untrusted(_, let reason): throw FileRefusal(description: "\(source) is not read: \(reason)")
         case .file(_, let data): return data
         }
     }

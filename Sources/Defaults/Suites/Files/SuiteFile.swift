@@ -73,8 +73,10 @@ import Darwin
             do {
                 // Through the user's own links only (dotfiles kept in a repository), never through
                 // one planted by another user; the end is opened without following a link that
-                // appeared since.
-                outcome = try BoundedFileRead.read(AtomicFileWrite.endOfLinks(path).path, followingLinks: false)
+                // appeared since, and read only if it and its directories are the user's or root's.
+                let end = try AtomicFileWrite.endOfLinks(path).path
+                try FileOwnership.user.checkDirectories(above: end)
+                outcome = try BoundedFileRead.read(end, followingLinks: false, ownership: .user)
             } catch {
                 return .unreadable(reason: "\(error)")
             }
@@ -85,6 +87,8 @@ import Darwin
                 return .notRegularFile(identity, kind: kind)
             case .tooLarge:
                 return .unreadable(reason: "it is larger than \(BoundedFileRead.sizeLimit >> 20) MB")
+            case .untrusted(_, let reason):
+                return .unreadable(reason: reason)
             case .file(_, let data) where data.isEmpty && expectingContent && emptyWaited < Self.emptyFileWait:
                 Self.sleep(for: Self.rereadPause)
                 emptyWaited += Self.rereadPause
@@ -136,9 +140,11 @@ import Darwin
 
     /// Runs `body` holding the lock other writers of this file take, creating the directory first.
     ///
-    /// - Throws: `SuiteFileLock.Failure` or `SystemCallError` when the directory cannot be
-    ///   made or the lock taken; what `body` throws otherwise.
+    /// - Throws: `FileRefusal` when a directory above the file is another user's,
+    ///   `SuiteFileLock.Failure` or `SystemCallError` when the directory cannot be made or the
+    ///   lock taken; what `body` throws otherwise.
     func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+        try FileOwnership.user.checkDirectories(above: lockPath)
         try PosixFile.makeDirectory(directory)
         return try SuiteFileLock.withLock(path: lockPath, body)
     }
