@@ -1,4 +1,4 @@
-@_spi(Files) import Defaults
+import Defaults
 import DefaultsPropertyList
 import Foundation
 

@@ -1,5 +1,5 @@
 public import Configuration
-@_spi(Files) public import Defaults
+public import Defaults
 import Synchronization
 
 /// A swift-configuration provider that reads the values stored in a suite, so that a

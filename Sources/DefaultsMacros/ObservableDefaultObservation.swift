@@ -1,4 +1,4 @@
-@_spi(Observation) import Defaults
+import Defaults
 import Synchronization
 
 /// The observation behind one ``ObservableDefault(_:)`` property: it forwards every change of the

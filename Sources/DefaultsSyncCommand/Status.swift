@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Sync) import Defaults
+import Defaults
 import DefaultsPostgres
 import Foundation
 import Synchronization

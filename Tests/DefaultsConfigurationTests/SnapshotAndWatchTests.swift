@@ -1,5 +1,5 @@
 import Configuration
-@_spi(Observation) import Defaults
+import Defaults
 import DefaultsConfiguration
 import Foundation
 import TestSupport

@@ -36,7 +36,7 @@ final class KeyReadCache<Value>: Sendable {
 
 /// Tells whether values of a type can share class instances: the type is a class, or an
 /// optional or collection of one.
-@_spi(Testing) public enum ReferenceSemantics {
+package enum ReferenceSemantics {
     /// Whether values of `type` can share class instances.
     public static func isPossible(in type: Any.Type) -> Bool {
         if type is AnyClass { return true }

@@ -64,7 +64,7 @@ public final class SuiteChangeCenter: Sendable {
     ///     removed without being called.
     ///   - handler: Called with each change that concerns `keys`.
     /// - Returns: The token that removes the observer.
-    @_spi(Observation) public func addObserver(
+    package func addObserver(
         forKeys keys: Set<String>? = nil,
         isAlive: @escaping @Sendable () -> Bool,
         _ handler: @escaping @Sendable (SuiteChange) -> Void
@@ -112,7 +112,7 @@ public final class SuiteChangeCenter: Sendable {
     /// suite is gone (invalidated, dropped, cancelled, or tied to an object that was released),
     /// this is `0`. Suites ask it to skip work nobody would see; tests ask it to show that
     /// nothing is left observing.
-    @_spi(Observation) public var observerCount: Int {
+    package var observerCount: Int {
         guard registeredCount.load(ordering: .relaxed) > 0 else { return 0 }
         let checks = state.withLock { state in
             state.observers.compactMap { id, observer in observer.isAlive.map { (id, $0) } }

@@ -65,14 +65,14 @@ extension DefaultsSuite {
     /// values, the user's, the vendor's defaults (for suites that have them), each key read from
     /// the first that holds it. For readers that resolve keys of their own, such as dotted paths
     /// into nested dictionaries (`DefaultsProvider`).
-    @_spi(Files) public func storedValueLayers() -> [[String: PropertyListValue]] {
+    package func storedValueLayers() -> [[String: PropertyListValue]] {
         if let suite = self as? any PropertyListValueSuite {
             return suite.storedPropertyListLayers()
         }
         return [persistentStoredValues()]
     }
 
-    @_spi(Files) public func persistentStoredValues() -> [String: PropertyListValue] {
+    package func persistentStoredValues() -> [String: PropertyListValue] {
         if let suite = self as? any PropertyListValueSuite {
             return suite.persistentPropertyListValues()
         }

@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// Writes run one at a time. The write lock is held only while the owner writes, not while it
 /// reports what happened, so its problem handlers and observers may flush again.
-@_spi(Testing) public final class WriteScheduler<Owner: AnyObject & Sendable>: Sendable {
+package final class WriteScheduler<Owner: AnyObject & Sendable>: Sendable {
     /// How a failed write is tried again: after `first`, then twice as long each time, up to
     /// `longest`.
     public struct Retry: Sendable {

@@ -112,7 +112,7 @@ extension Defaults {
 
         /// Connects a store, with the clock that versions this process's changes (tests inject
         /// one whose wall clock runs behind or ahead).
-        @_spi(Testing) public static func use(_ store: any DefaultsSyncStore, clock: HybridLogicalClock) {
+        package static func use(_ store: any DefaultsSyncStore, clock: HybridLogicalClock) {
             SyncEngine.shared.use(store, clock: clock)
         }
     }

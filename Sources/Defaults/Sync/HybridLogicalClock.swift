@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// The sync engine makes its own; tests give it one whose wall clock runs behind or ahead, with
 /// `Defaults.iCloud.use(_:clock:)`.
-@_spi(Testing) public final class HybridLogicalClock: Sendable {
+package final class HybridLogicalClock: Sendable {
     /// Identifies this clock's changes; unique per syncing process unless given.
     public let origin: String
     private let wallClock: @Sendable () -> Date

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What one suite's sync journal holds, as `defaults-sync status` shows it.
-@_spi(Sync) public struct SyncJournalSummary: Sendable, Hashable {
+package struct SyncJournalSummary: Sendable, Hashable {
     /// The suite's file name without `.plist`.
     public var suite: String
     /// Local changes not yet pushed.
@@ -13,7 +13,7 @@ import Foundation
 extension Defaults.iCloud {
     /// The sync journals of the suites stored in `directory`: what is pending, and when each last
     /// synced. Journals are read through ``FileSuite``, so a hostile file is refused, not trusted.
-    @_spi(Sync) public static func journalSummaries(in directory: URL = FileSuite.defaultDirectory)
+    package static func journalSummaries(in directory: URL = FileSuite.defaultDirectory)
         -> [SyncJournalSummary]
     {
         let journals = directory.appendingPathComponent(".defaults-sync", isDirectory: true)

@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Files) import Defaults
+import Defaults
 import DefaultsPropertyList
 import Foundation
 

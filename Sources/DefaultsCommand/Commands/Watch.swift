@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Files) import Defaults
+import Defaults
 import Dispatch
 import Foundation
 import Synchronization

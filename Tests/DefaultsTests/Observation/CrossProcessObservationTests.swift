@@ -1,4 +1,4 @@
-@_spi(Observation) @_spi(Testing) import Defaults
+@_spi(Testing) import Defaults
 import Foundation
 import TestSupport
 import Testing

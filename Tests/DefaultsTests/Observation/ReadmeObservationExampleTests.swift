@@ -1,4 +1,4 @@
-@_spi(Observation) import Defaults
+import Defaults
 import Foundation
 import Synchronization
 import TestSupport

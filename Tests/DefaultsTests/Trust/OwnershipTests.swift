@@ -1,4 +1,4 @@
-@_spi(Files) @_spi(Testing) import Defaults
+@_spi(Testing) import Defaults
 import DefaultsPropertyList
 import Foundation
 import Testing

@@ -71,7 +71,7 @@ extension FileSuite {
     /// The values of the administrator's files as they are now: the vendor defaults and the
     /// enforced (managed) values, each merged over the directories, the first listed winning.
     /// (For `DefaultsProvider`, whose snapshot holds every value a read of the suite can see.)
-    @_spi(Files) public func administratorValues() -> (
+    package func administratorValues() -> (
         vendor: [String: PropertyListValue], managed: [String: PropertyListValue]
     ) {
         state.withLock { ($0.domains.vendor, $0.domains.managed) }
@@ -81,7 +81,7 @@ extension FileSuite {
     /// enforces it and the vendor file that gives its default, the first listed directory winning.
     /// Reads the files now, without opening the suite (which would move a damaged user file aside),
     /// as the `defaults` command needs; unreadable files count as absent.
-    @_spi(Files) public static func administratorFiles(
+    package static func administratorFiles(
         forKey key: String, suiteName name: String, directories: [URL] = defaultAdministratorDirectories
     ) -> (managed: URL?, vendor: URL?) {
         let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
@@ -90,7 +90,7 @@ extension FileSuite {
 
     /// The keys the administrator enforces for the suite `name`, each with the managed file
     /// that holds it.
-    @_spi(Files) public static func managedFiles(
+    package static func managedFiles(
         suiteName name: String, directories: [URL] = defaultAdministratorDirectories
     ) -> [String: URL] {
         AdministratorLayers(directories: directories, suiteName: name).load().managed.files
@@ -99,7 +99,7 @@ extension FileSuite {
     /// The values of the administrator's files for the suite `name` as they are now, read without
     /// opening the suite: the vendor defaults and the enforced (managed) values, each merged over
     /// the directories, the first listed winning; unreadable files count as absent.
-    @_spi(Files) public static func administratorValues(
+    package static func administratorValues(
         suiteName name: String, directories: [URL] = defaultAdministratorDirectories
     ) -> (vendor: [String: PropertyListValue], managed: [String: PropertyListValue]) {
         let loaded = AdministratorLayers(directories: directories, suiteName: name).load()

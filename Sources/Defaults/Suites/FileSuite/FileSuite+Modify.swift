@@ -62,7 +62,7 @@ extension FileSuite {
     /// the read (of the file as other processes left it) to the write, which is done before this
     /// returns. For tools that edit a suite as a whole (the `defaults` command); a write that fails
     /// is reported and retried, as for ``modify(forKey:_:)``.
-    @_spi(Files) public func modifyPersistentValues(_ body: (inout [String: PropertyListValue]) -> Void) {
+    package func modifyPersistentValues(_ body: (inout [String: PropertyListValue]) -> Void) {
         var managed: [String] = []
         defer {
             for key in managed {

@@ -89,7 +89,7 @@ extension FileSuite {
 
     /// Whether every watcher of the suite's file is watching (`false` after its directory went
     /// away, until it is back).
-    @_spi(Testing) public var isWatching: Bool {
+    package var isWatching: Bool {
         watchers.withLock { !$0.isEmpty && $0.allSatisfy(\.isWatching) }
     }
 

@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 /// Why the file layer will not touch what is at a path, in words for a message.
-@_spi(Files) public struct FileRefusal: Error, CustomStringConvertible {
+package struct FileRefusal: Error, CustomStringConvertible {
     public var description: String
 }
 

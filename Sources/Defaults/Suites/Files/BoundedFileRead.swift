@@ -11,7 +11,7 @@ import Darwin
 /// Reading a file that may be hostile: whatever is at the path is opened without blocking (a FIFO
 /// would otherwise wait for a writer forever), checked to be a regular file on the descriptor
 /// itself, and read only up to a size limit (a link to `/dev/zero` never ends).
-@_spi(Files) public enum BoundedFileRead {
+package enum BoundedFileRead {
     /// What was found at the path.
     enum Outcome {
         case absent

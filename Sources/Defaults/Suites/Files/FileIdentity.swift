@@ -8,7 +8,7 @@ import Darwin
 
 /// What tells one version of a file from another without reading it. A writer that replaces the
 /// file by renaming gives it a new inode; one that rewrites it in place changes its times or size.
-@_spi(Files) public struct FileIdentity: Hashable, Sendable {
+package struct FileIdentity: Hashable, Sendable {
     var device: UInt64
     var inode: UInt64
     var size: Int64

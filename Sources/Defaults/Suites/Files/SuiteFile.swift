@@ -15,7 +15,7 @@ import Darwin
 /// The one file layer under ``FileSuite`` and the `defaults` command. It has no side effects
 /// beyond the files themselves: it reports nothing and keeps no state, and returns what it found
 /// for the caller to report (after releasing its locks).
-@_spi(Files) public struct SuiteFile: Sendable {
+package struct SuiteFile: Sendable {
     /// The property list: `<name>.plist`.
     public let path: String
     /// The directory that holds it and its companions.
