@@ -86,7 +86,8 @@ extension Trust {
             #expect(suite.object(forKey: "limit") == nil)
             #expect(!suite.isManaged("limit"))
             #expect(
-                suite.problems.contains { $0.message.contains("is a symbolic link") }, "\(suite.problems.map(\.message))")
+                suite.problems.contains { $0.message.contains("is a symbolic link") },
+                "\(suite.problems.map(\.message))")
         }
     }
 }

@@ -254,7 +254,8 @@ final class AdministratorLayers: Sendable {
         let outcome: BoundedFileRead.Outcome
         do {
             outcome = try BoundedFileRead.read(
-                path, limit: sizeLimit, followingLinks: false, ownership: .administrator(directoryOwner: directoryOwner))
+                path, limit: sizeLimit, followingLinks: false, ownership: .administrator(directoryOwner: directoryOwner)
+            )
         } catch let error as SystemCallError where error.code == ELOOP {
             return .problem("it is a symbolic link, which an administrator file may not be")
         } catch {
