@@ -3,8 +3,9 @@ import struct Foundation.URL
 /// A problem the library met: stored data that could not be read, written or locked, a value that
 /// could not be stored, a write to a key the administrator manages, or several of these at once.
 ///
-/// Suites throw it from `flush()` and report it through ``FileSuite/problems``,
-/// ``FileSuite/onProblem`` and ``Defaults/logger``;
+/// Suites throw it from `flush()` and report it through their `problems` and `onProblem`
+/// (``FileSuite/onProblem``, ``InMemorySuite/onProblem``, ``UserDefaultsSuite/onProblem``) and
+/// ``Defaults/logger``;
 /// ``Defaults/SnapshotStore/write(_:)``, ``Defaults/LaunchArguments/set(_:to:)`` and
 /// ``Defaults/flushAll()`` throw it too. Match on ``kind``; show ``description`` to people.
 ///

@@ -212,10 +212,7 @@ extension Defaults {
 
         @usableFromInline
         func reportUnserializable(in suite: any DefaultsSuite) {
-            Defaults.logger.error(
-                "The value for key could not be serialized; the stored value is unchanged",
-                metadata: ["key": "\(name)", "type": "\(Value.self)", "suite": "\(suite.name)"]
-            )
+            suite.reportProblem(SuiteWrite.unserializable(key: name, type: Value.self, suite: suite.name))
         }
     }
 }

@@ -10,9 +10,10 @@ import Synchronization
 /// let volume = Defaults.Key<Int>("volume", default: 5, suite: suite)
 /// Defaults[volume] = 7
 /// ```
-public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedWriteSuite {
+public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedWriteSuite, ProblemReportingSuite {
     public let name: String
     public let changes = SuiteChangeCenter()
+    private let problemLog = SuiteProblems()
     private let domains: Mutex<SuiteDomains>
     private let generation = SuiteGeneration()
 
@@ -42,20 +43,30 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
         domains.withLock { $0.storedLayers }
     }
 
-    /// Stores `object`; one that is not a property-list value is not stored, and a warning is logged.
+    /// Stores `object`; one that is not a property-list object is not stored, and is reported
+    /// (``problems``, ``onProblem``, ``Defaults/logger``).
     public func set(_ object: Any?, forKey key: String) {
-        guard let value = storable(object, forKey: key) else { return }
-        if domains.withLock({ $0.setPersistent(value, forKey: key) }) {
-            changes.post(SuiteChange(keys: [key]))
+        switch SuiteWrite.convert(object, forKey: key, suite: name) {
+        case .success(let value): write(CollectionOfOne((key: key, value: value)))
+        case .failure(let problem): report(problem)
         }
     }
 
-    /// Applies every change under one lock and posts one change event.
+    /// Applies every change under one lock and posts one change event. A value that is not a
+    /// property-list object is reported, and none of the values is stored.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
-        let values = changes.compactMap { change in
-            storable(change.object, forKey: change.key).map { (key: change.key, value: $0) }
+        switch SuiteWrite.convert(changes, suite: name) {
+        case .success(let values): write(values)
+        case .failure(let problem): report(problem)
         }
-        self.changes.post(SuiteChange(keys: domains.withLock { $0.setPersistent(values) }))
+    }
+
+    private func write(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
+        var changed = Set<String>()
+        _ = domains.withLock { $0.write(values) { changed.insert($0) } }
+        if !changed.isEmpty {
+            changes.post(SuiteChange(keys: changed))
+        }
     }
 
     func applySynced(_ writes: [SyncedWrite]) -> Set<String> {
@@ -64,23 +75,18 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
         return Set(applied.stored.map(\.key))
     }
 
-    /// `.some(nil)` to remove, `.some(value)` to store, `nil` for an object that cannot be stored.
-    private func storable(_ object: Any?, forKey key: String) -> PropertyListValue?? {
-        guard let object else { return .some(nil) }
-        // Not `return propertyListValue(…)`: its `nil` would become `.some(nil)`, a removal.
-        guard let value = propertyListValue(object, forKey: key, unless: "stored") else { return nil }
-        return .some(value)
+    /// Problems met since the suite was made, oldest first (at most the last 100): values that
+    /// could not be stored or registered.
+    public var problems: [DefaultsError] { problemLog.all }
+
+    /// Called with each problem as it happens, on the thread that met it, with no lock held.
+    public var onProblem: (@Sendable (DefaultsError) -> Void)? {
+        get { problemLog.onProblem }
+        set { problemLog.onProblem = newValue }
     }
 
-    /// `object` as a property-list value, or `nil` after logging that the value for `key` was not
-    /// `stored` or `registered`.
-    private func propertyListValue(_ object: Any, forKey key: String, unless action: String) -> PropertyListValue? {
-        do {
-            return try PropertyListValue(object)
-        } catch {
-            Defaults.logger.warning("The value for key \"\(key)\" in suite \"\(name)\" was not \(action): \(error)")
-            return nil
-        }
+    package func report(_ problem: DefaultsError) {
+        problemLog.report(problem)
     }
 
     public func removeAll() {
@@ -90,7 +96,11 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
     public func register(defaults: [String: Any]) {
         var values: [String: PropertyListValue] = [:]
         for (key, object) in defaults {
-            values[key] = propertyListValue(object, forKey: key, unless: "registered")
+            guard let value = PropertyListValue.from(object) else {
+                report(SuiteWrite.unsupportedValue(object, forKey: key, suite: name, registering: true))
+                continue
+            }
+            values[key] = value
         }
         changes.post(SuiteChange(keys: domains.withLock { $0.register(values) }))
     }

@@ -84,24 +84,43 @@ struct SuiteDomains: Sendable {
         return registered[key]
     }
 
-    /// Sets or removes a persistent value; returns whether the resolved value changed.
-    mutating func setPersistent(_ value: PropertyListValue?, forKey key: String) -> Bool {
-        let old = self.value(forKey: key)
-        persistent[key] = value
-        return old != self.value(forKey: key)
-    }
-
-    /// Sets or removes several persistent values (the last one wins for a key given twice);
-    /// returns the keys whose resolved value changed.
-    mutating func setPersistent(_ changes: [(key: String, value: PropertyListValue?)]) -> Set<String> {
+    /// The one function that changes persistent values for a write, whatever door it came
+    /// through: keys the administrator enforces are left out and returned, for the caller to
+    /// report; `changed` is told each key whose read value changed (for a key given twice, the
+    /// last value wins). `tellsChanges: false` skips comparing, when nobody listens.
+    mutating func write<Values: Collection<(key: String, value: PropertyListValue?)>>(
+        _ values: Values, tellsChanges: Bool = true, changed: (String) -> Void = { _ in }
+    ) -> [String] {
+        // One key, the common case: no table of old values.
+        if values.count == 1, let (key, value) = values.first {
+            if !managed.isEmpty, managed[key] != nil {
+                return [key]
+            }
+            let old = tellsChanges ? self.value(forKey: key) : nil
+            persistent[key] = value
+            if tellsChanges, old != self.value(forKey: key) {
+                changed(key)
+            }
+            return []
+        }
+        var refused: [String] = []
         var old: [String: PropertyListValue?] = [:]
-        for change in changes where old.index(forKey: change.key) == nil {
-            old[change.key] = .some(value(forKey: change.key))
+        for (key, _) in values where old.index(forKey: key) == nil {
+            if !managed.isEmpty, managed[key] != nil {
+                refused.append(key)
+                continue
+            }
+            old[key] = .some(value(forKey: key))
         }
-        for change in changes {
-            persistent[change.key] = change.value
+        for (key, value) in values where old.index(forKey: key) != nil {
+            persistent[key] = value
         }
-        return Set(old.keys.filter { key in (old[key] ?? nil) != value(forKey: key) })
+        if tellsChanges {
+            for (key, value) in old where value != self.value(forKey: key) {
+                changed(key)
+            }
+        }
+        return refused
     }
 
     /// Replaces all persistent values (a reload or `removeAll`); returns the keys whose resolved

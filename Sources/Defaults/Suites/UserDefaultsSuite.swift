@@ -11,7 +11,7 @@ import Synchronization
 /// Changes are announced for writes made through this suite. Foundation posts no change
 /// notification on Linux, so a value set with `UserDefaults.set(_:forKey:)` directly, or by another
 /// process, is not seen until it is read.
-public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
+public final class UserDefaultsSuite: DefaultsSuite, ProblemReportingSuite, @unchecked Sendable {
     // `@unchecked`: Foundation documents UserDefaults as thread-safe; it is not marked Sendable
     // only because it is an open class. The rest of the state is behind a Mutex.
 
@@ -19,13 +19,19 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
     public let userDefaults: UserDefaults
     public let name: String
     public let changes = SuiteChangeCenter()
+    private let problemLog = SuiteProblems()
     /// The persistent domain's name when known: `UserDefaults` does not tell its own.
     private let domainName: String?
     /// Synchronizes a short while after a write (several writes share one `synchronize()`) and
     /// on ``flush()``; a scheduled synchronize that fails is logged.
     private let writes = WriteScheduler<UserDefaultsSuite>(
         delay: UserDefaultsSuite.coalescingDelay, write: { $0.synchronize() },
-        onScheduledFailure: { _, error in Defaults.logger.error("\(error)") })
+        onScheduledFailure: { suite, error in
+            suite.report(
+                error as? DefaultsError
+                    ?? DefaultsError(suite: suite.name, kind: .writeFailed, message: "\(error)", underlyingError: error)
+            )
+        })
 
     /// How long writes are collected before one `synchronize()` stores them all.
     static let coalescingDelay: Duration = .milliseconds(50)
@@ -81,17 +87,56 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
             PropertyListValue.normalized)
     }
 
+    /// Stores `object`; one that is not a property-list object (which Foundation would stop the
+    /// process for) is not stored, and is reported (``problems``, ``onProblem``,
+    /// ``Defaults/logger``).
     public func set(_ object: Any?, forKey key: String) {
-        let old = self.object(forKey: key)
-        if let object {
-            userDefaults.set(object, forKey: key)
-        } else {
-            userDefaults.removeObject(forKey: key)
+        switch SuiteWrite.convert(object, forKey: key, suite: name) {
+        case .success(let value): write(CollectionOfOne((key: key, value: value)))
+        case .failure(let problem): report(problem)
+        }
+    }
+
+    /// Stores several values and posts one change event. A value that is not a property-list
+    /// object is reported, and none of the values is stored.
+    public func setValues(_ changes: [(key: String, object: Any?)]) {
+        switch SuiteWrite.convert(changes, suite: name) {
+        case .success(let values): write(values)
+        case .failure(let problem): report(problem)
+        }
+    }
+
+    private func write(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
+        var old: [String: Any?] = [:]
+        for (key, _) in values where old.index(forKey: key) == nil {
+            old[key] = .some(object(forKey: key))
+        }
+        for (key, value) in values {
+            if let value {
+                userDefaults.set(value.object, forKey: key)
+            } else {
+                userDefaults.removeObject(forKey: key)
+            }
         }
         writes.writeLater(self)
-        if !PropertyListValue.isEqual(old, self.object(forKey: key)) {
-            changes.post(SuiteChange(keys: [key]))
+        let changed = old.keys.filter { !PropertyListValue.isEqual(old[$0] ?? nil, object(forKey: $0)) }
+        if !changed.isEmpty {
+            changes.post(SuiteChange(keys: Set(changed)))
         }
+    }
+
+    /// Problems met since the suite was made, oldest first (at most the last 100): values that
+    /// could not be stored or registered, failed synchronizations.
+    public var problems: [DefaultsError] { problemLog.all }
+
+    /// Called with each problem as it happens, on the thread that met it, with no lock held.
+    public var onProblem: (@Sendable (DefaultsError) -> Void)? {
+        get { problemLog.onProblem }
+        set { problemLog.onProblem = newValue }
+    }
+
+    package func report(_ problem: DefaultsError) {
+        problemLog.report(problem)
     }
 
     public func removeAll() {
@@ -108,7 +153,15 @@ public final class UserDefaultsSuite: DefaultsSuite, @unchecked Sendable {
     /// Registers with Foundation, whose registration domain is shared by every `UserDefaults`
     /// object of the process.
     public func register(defaults: [String: Any]) {
-        userDefaults.register(defaults: defaults)
+        var values: [String: Any] = [:]
+        for (key, object) in defaults {
+            guard let value = PropertyListValue.from(object) else {
+                report(SuiteWrite.unsupportedValue(object, forKey: key, suite: name, registering: true))
+                continue
+            }
+            values[key] = value.object
+        }
+        userDefaults.register(defaults: values)
     }
 
     /// The suite's persistent domain. For a `UserDefaults` object whose domain name is unknown

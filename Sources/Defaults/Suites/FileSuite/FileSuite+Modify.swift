@@ -29,9 +29,11 @@ extension FileSuite {
                 outcome = .failure(error)
                 return []
             }
-            let converted = PropertyListValue.from(value)
-            guard value == nil || converted != nil else {
-                unsupported = unsupportedValueProblem(value, forKey: key)
+            let converted: PropertyListValue?
+            switch SuiteWrite.convert(value, forKey: key, suite: name, fileURL: fileURL) {
+            case .success(let value): converted = value
+            case .failure(let problem):
+                unsupported = problem
                 return []
             }
             let applied = applyPersistent([(key, converted)])

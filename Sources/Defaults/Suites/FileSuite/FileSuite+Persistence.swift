@@ -258,9 +258,8 @@ extension FileSuite {
             where !state.pending.removesAll && state.pending.changes[key] == nil
                 && state.domains.persistent[key] == refusal.value
             {
-                if state.domains.setPersistent(refusal.stored, forKey: key) {
-                    changed.insert(key)
-                }
+                // Never a managed key: this process wrote it.
+                _ = state.domains.write(CollectionOfOne((key: key, value: refusal.stored))) { changed.insert($0) }
             }
             return changed
         }

@@ -75,7 +75,7 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     let isResumingWatching = Atomic(false)
     /// Whether watching has begun (``watchFromNowOn()``).
     let hasBegunWatching = Atomic(false)
-    let problemHandler = Mutex<(@Sendable (DefaultsError) -> Void)?>(nil)
+    let problemLog = SuiteProblems()
     let administrator: AdministratorLayers
     /// Writes the pending changes a short while after they are made, on ``flush()``, and again
     /// after a failure.
@@ -94,7 +94,6 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
         var loadedIdentity: FileIdentity?
         /// The file a write of this process is renaming into place, until the write returns.
         var renamingIdentity: FileIdentity?
-        var problems: [DefaultsError] = []
         var writeCount = 0
     }
 
@@ -108,9 +107,6 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
         /// The file `xmlEncoder`'s last document was written as; `nil` after a write that failed.
         var xmlEncoderIdentity: FileIdentity?
     }
-
-    /// The most problems ``problems`` keeps; older ones are dropped.
-    static let problemLimit = 100
 
     /// The standard suite of this process on Linux: the file Foundation's `UserDefaults.standard`
     /// uses, `<bundle identifier or process name>.plist`, with the process's launch arguments.
@@ -253,35 +249,27 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
 
     public func set(_ object: Any?, forKey key: String) {
         let value: PropertyListValue?
-        if let object {
-            guard let converted = propertyListValue(object, forKey: key) else { return }
-            value = converted
-        } else {
-            value = nil
+        switch SuiteWrite.convert(object, forKey: key, suite: name, fileURL: fileURL) {
+        case .success(let converted): value = converted
+        case .failure(let problem): return report(problem)
         }
         // Telling whether the value changed costs two lookups and a comparison; skip it when
         // nobody listens. (An observer added during this write may miss it, as it would if it
         // had been added just after.)
         let isObserved = changes.observerCount > 0
-        let (isManaged, isChanged) = state.withLock { state in
-            // Checked under the write's own lock: one lock a write, and no administrator reload
-            // between the check and the write.
-            if !state.domains.managed.isEmpty, state.domains.managed[key] != nil {
-                return (true, false)
+        var isChanged = false
+        let managed = state.withLock { state in
+            // Under the write's own lock: no administrator reload between the check and the write.
+            let managed = state.domains.write(CollectionOfOne((key: key, value: value)), tellsChanges: isObserved) {
+                _ in
+                isChanged = true
             }
-            var isChanged = false
-            if isObserved {
-                isChanged = state.domains.setPersistent(value, forKey: key)
-            } else {
-                state.domains.persistent[key] = value
+            if managed.isEmpty {
+                state.pending.record(value, forKey: key)
             }
-            state.pending.record(value, forKey: key)
-            return (false, isChanged)
+            return managed
         }
-        if isManaged {
-            reportManagedWrite(key)
-            return
-        }
+        guard managed.isEmpty else { return reportManagedWrite(key) }
         writes.writeLater(self)
         if isChanged {
             changes.post(SuiteChange(keys: [key]))
@@ -300,7 +288,12 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     public func register(defaults: [String: Any]) {
         var values: [String: PropertyListValue] = [:]
         for (key, object) in defaults {
-            values[key] = propertyListValue(object, forKey: key, registering: true)
+            guard let value = PropertyListValue.from(object) else {
+                report(
+                    SuiteWrite.unsupportedValue(object, forKey: key, suite: name, fileURL: fileURL, registering: true))
+                continue
+            }
+            values[key] = value
         }
         if mirrorsRegistrationToStandardUserDefaults {
             UserDefaults.standard.register(defaults: values.mapValues(\.object))
@@ -329,7 +322,7 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// Problems met with the file since the suite was opened, oldest first (at most the last 100):
     /// files that did not parse and where they were moved, writes that failed.
     public var problems: [DefaultsError] {
-        state.withLock { $0.problems }
+        problemLog.all
     }
 
     /// Called with each problem as it happens, on the thread that met it (a write, the watcher,
@@ -337,8 +330,8 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// ``reload()`` (a flush that fails again reports again, so do not flush at every call).
     /// Problems found while opening the suite are in ``problems``.
     public var onProblem: (@Sendable (DefaultsError) -> Void)? {
-        get { problemHandler.withLock { $0 } }
-        set { problemHandler.withLock { $0 = newValue } }
+        get { problemLog.onProblem }
+        set { problemLog.onProblem = newValue }
     }
 
     /// How many times this suite has replaced its file (for tests and benchmarks).
@@ -346,54 +339,23 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
         state.withLock { $0.writeCount }
     }
 
-    func report(_ problem: DefaultsError) {
-        record([problem])
-        announce(problem)
+    package func report(_ problem: DefaultsError) {
+        problemLog.report(problem)
     }
 
     /// Adds `problems` to ``problems``. A reload records what it found before it lets go of `io`,
     /// so that a ``reload()`` waiting for it returns with them visible.
     func record(_ problems: [DefaultsError]) {
-        guard !problems.isEmpty else { return }
-        state.withLock { state in
-            state.problems += problems
-            if state.problems.count > Self.problemLimit {
-                state.problems.removeFirst(state.problems.count - Self.problemLimit)
-            }
-        }
+        problemLog.record(problems)
     }
 
     /// Logs `problem` and calls ``onProblem``, with no suite lock held.
     func announce(_ problem: DefaultsError) {
-        var metadata: Logger.Metadata = ["suite": "\(name)", "kind": "\(problem.kind)"]
-        if let backupURL = problem.backupURL {
-            metadata["backup"] = "\(backupURL.path)"
-        }
-        Defaults.logger.error("\(problem.message)", metadata: metadata)
-        problemHandler.withLock { $0 }?(problem)
-    }
-
-    // MARK: Values
-
-    /// `object` as a property-list value, or `nil` after reporting that it is not one.
-    private func propertyListValue(_ object: Any, forKey key: String, registering: Bool = false) -> PropertyListValue? {
-        guard let value = PropertyListValue.from(object) else {
-            report(unsupportedValueProblem(object, forKey: key, registering: registering))
-            return nil
-        }
-        return value
-    }
-
-    func unsupportedValueProblem(_ object: Any?, forKey key: String, registering: Bool = false) -> DefaultsError {
-        let typeName = object.map { "\(type(of: $0))" } ?? "nil"
-        let value = registering ? "default value" : "value"
-        return DefaultsError(
-            suite: name, kind: .unsupportedValue, key: key, fileURL: fileURL,
-            message: "the \(value) for key \"\(key)\" of type \(typeName) is not a property-list object; "
-                + "it was not \(registering ? "registered" : "stored")"
-        )
+        problemLog.announce(problem)
     }
 }
+
+extension FileSuite: ProblemReportingSuite {}
 
 /// One process's changes to a suite that are not on disk yet: what it set and removed, after
 /// removing everything if it did. Applied on top of the file as found when writing, so that

@@ -1,0 +1,66 @@
+import DefaultsPropertyList
+import Foundation
+
+/// The rules of a write of persistent values, whatever door it came through (`set`, `setValues`,
+/// `modify`, `Key.store`, `Defaults.modify`, `reset`, a snapshot's transaction, the `defaults`
+/// command) and whichever suite it reaches: values are converted to property-list values once,
+/// here, and an edit with a value that has none is refused whole, as one ``DefaultsError`` of
+/// kind ``DefaultsError/Kind/unsupportedValue``. The administrator's rule is applied by
+/// ``SuiteDomains/write(_:)``, the one function that changes the persistent domain.
+enum SuiteWrite {
+    /// `changes` as property-list values, or the one problem that refuses them all.
+    static func convert(
+        _ changes: [(key: String, object: Any?)], suite: String, fileURL: URL? = nil
+    ) -> Result<[(key: String, value: PropertyListValue?)], DefaultsError> {
+        var values: [(key: String, value: PropertyListValue?)] = []
+        values.reserveCapacity(changes.count)
+        for (key, object) in changes {
+            guard let object else {
+                values.append((key, nil))
+                continue
+            }
+            guard let value = PropertyListValue.from(object) else {
+                return .failure(
+                    unsupportedValue(object, forKey: key, suite: suite, fileURL: fileURL, editSize: changes.count))
+            }
+            values.append((key, value))
+        }
+        return .success(values)
+    }
+
+    /// `object` as a property-list value (`nil` removes), or the problem that refuses it.
+    static func convert(
+        _ object: Any?, forKey key: String, suite: String, fileURL: URL? = nil
+    ) -> Result<PropertyListValue?, DefaultsError> {
+        guard let object else { return .success(nil) }
+        guard let value = PropertyListValue.from(object) else {
+            return .failure(unsupportedValue(object, forKey: key, suite: suite, fileURL: fileURL))
+        }
+        return .success(value)
+    }
+
+    /// The problem of a value with no property-list form: a suite's object, a registered
+    /// default (`registering`), or a key's value its bridge could not serialize.
+    static func unsupportedValue(
+        _ object: Any?, forKey key: String, suite: String, fileURL: URL? = nil, registering: Bool = false,
+        editSize: Int = 1
+    ) -> DefaultsError {
+        let typeName = object.map { "\(type(of: $0))" } ?? "nil"
+        let value = registering ? "default value" : "value"
+        let outcome =
+            registering
+            ? "it was not registered"
+            : editSize > 1 ? "none of the \(editSize) values written together was stored" : "it was not stored"
+        return DefaultsError(
+            suite: suite, kind: .unsupportedValue, key: key, fileURL: fileURL,
+            message: "the \(value) for key \"\(key)\" of type \(typeName) is not a property-list object; \(outcome)")
+    }
+
+    /// The problem of a key's value its bridge could not serialize.
+    static func unserializable(key: String, type: Any.Type, suite: String) -> DefaultsError {
+        DefaultsError(
+            suite: suite, kind: .unsupportedValue, key: key,
+            message:
+                "the value for key \"\(key)\" of type \(type) could not be serialized; the stored value is unchanged")
+    }
+}
