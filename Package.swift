@@ -39,9 +39,13 @@ let package = Package(
     targets: [
         // A fast, dependency-free property-list reader and writer (XML, binary, old-style text).
         .target(name: "DefaultsPropertyList"),
+        // The file layer: bounded reads, atomic writes, locks, ownership; every file the library
+        // reads or writes goes through it. Its API has `package` access: no product exposes it.
+        .target(name: "DefaultsFiles", dependencies: ["DefaultsPropertyList"]),
         .target(
             name: "Defaults",
             dependencies: [
+                "DefaultsFiles",
                 "DefaultsPropertyList",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -77,6 +81,7 @@ let package = Package(
             name: "DefaultsCommand",
             dependencies: [
                 "Defaults",
+                "DefaultsFiles",
                 "DefaultsPropertyList",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +121,8 @@ let package = Package(
         // A child process that tests spawn to exercise real processes.
         .executableTarget(name: "DefaultsTestHelper", dependencies: ["Defaults"], path: "Tests/Helper"),
         .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList", "TestSupport"]),
-        .testTarget(name: "DefaultsTests", dependencies: ["Defaults", "DefaultsTestHelper", "TestSupport"]),
+        .testTarget(
+            name: "DefaultsTests", dependencies: ["Defaults", "DefaultsFiles", "DefaultsTestHelper", "TestSupport"]),
         .testTarget(name: "DefaultsCombineTests", dependencies: ["DefaultsCombine", "TestSupport"]),
         // Code written for the Defaults library, as its users write it, in Swift 6 mode: that it
         // compiles unchanged is the main check; its tests assert that it behaves.

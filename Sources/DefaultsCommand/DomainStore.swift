@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsFiles
 import DefaultsPropertyList
 import Foundation
 

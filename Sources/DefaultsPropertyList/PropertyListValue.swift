@@ -215,3 +215,19 @@ extension PropertyListValue: CustomStringConvertible {
         PropertyList.openStepDescription(self)
     }
 }
+
+extension PropertyListValue {
+    /// The property-list name of the value's kind, for messages.
+    package var kindName: String {
+        switch self {
+        case .string: "a string"
+        case .boolean: "a boolean"
+        case .integer, .unsignedInteger: "an integer"
+        case .real: "a real"
+        case .date: "a date"
+        case .data: "data"
+        case .array: "an array"
+        case .dictionary: "a dictionary"
+        }
+    }
+}

@@ -25,19 +25,6 @@ extension PropertyListValue {
         object.flatMap { try? PropertyListValue($0) }
     }
 
-    /// The property-list name of the value's kind, for messages.
-    var kindName: String {
-        switch self {
-        case .string: "a string"
-        case .boolean: "a boolean"
-        case .integer, .unsignedInteger: "an integer"
-        case .real: "a real"
-        case .date: "a date"
-        case .data: "data"
-        case .array: "an array"
-        case .dictionary: "a dictionary"
-        }
-    }
 }
 
 /// A suite that keeps its values as ``PropertyListValue``s and hands them out without converting.

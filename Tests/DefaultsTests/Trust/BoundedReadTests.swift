@@ -1,4 +1,5 @@
 @_spi(Testing) import Defaults
+import DefaultsFiles
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import DefaultsFiles
 import DefaultsPropertyList
 import Foundation
 

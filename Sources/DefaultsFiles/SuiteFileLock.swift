@@ -25,15 +25,15 @@ import Darwin
 /// A writer waits at most ``maximumWait`` for another to let go: a write holds the lock for
 /// milliseconds, so a longer wait means a process that hangs holding it, and the write fails
 /// instead of hanging too (its values stay in memory for the next flush).
-enum SuiteFileLock {
+package enum SuiteFileLock {
     /// How long a writer waits for the lock before its write fails.
-    static let maximumWait = Duration.seconds(10)
+    package static let maximumWait = Duration.seconds(10)
 
     /// Runs `body` holding the lock on `path`, waiting up to ``maximumWait`` for it. Creates the
     /// lock file (mode 0600) if needed.
     ///
     /// - Throws: ``Failure`` when the lock cannot be taken; what `body` throws otherwise.
-    static func withLock<Result>(path: String, _ body: () throws -> Result) throws -> Result {
+    package static func withLock<Result>(path: String, _ body: () throws -> Result) throws -> Result {
         let fd: Int32
         do {
             fd = try lockedDescriptor(path, deadline: .now + maximumWait)
@@ -46,12 +46,12 @@ enum SuiteFileLock {
     }
 
     /// The lock could not be taken.
-    struct Failure: Error, CustomStringConvertible {
-        var error: SystemCallError
+    package struct Failure: Error, CustomStringConvertible {
+        package var error: SystemCallError
         /// The lock file could not be created, as no file can be in an unwritable directory (as
         /// opposed to a lock file that is a link, or a lock that failed).
-        var isUncreatable: Bool
-        var description: String { "could not lock against other processes: \(error)" }
+        package var isUncreatable: Bool
+        package var description: String { "could not lock against other processes: \(error)" }
     }
 
     private static let uncreatable = "create lock file"

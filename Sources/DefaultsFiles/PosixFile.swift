@@ -9,18 +9,18 @@ import Darwin
 #endif
 
 /// Thin wrappers over the POSIX calls the file layer needs, retrying on `EINTR`.
-enum PosixFile {
-    static func fileType(_ info: stat) -> mode_t {
+package enum PosixFile {
+    package static func fileType(_ info: stat) -> mode_t {
         info.st_mode & S_IFMT
     }
 
     /// The identity of what `path` names, following links; `nil` when nothing is there.
-    static func identity(at path: String) throws -> FileIdentity? {
+    package static func identity(at path: String) throws -> FileIdentity? {
         try status(path).map(FileIdentity.init)
     }
 
     /// What `path` names, following links; `nil` when nothing is there.
-    static func status(_ path: String) throws -> stat? {
+    package static func status(_ path: String) throws -> stat? {
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -30,7 +30,7 @@ enum PosixFile {
     }
 
     /// What `path` itself is, without following a link; `nil` when nothing is there.
-    static func linkStatus(_ path: String) throws -> stat? {
+    package static func linkStatus(_ path: String) throws -> stat? {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -40,7 +40,7 @@ enum PosixFile {
     }
 
     /// Creates `path` and its missing parents with mode 0700.
-    static func makeDirectory(_ path: String) throws {
+    package static func makeDirectory(_ path: String) throws {
         var info = stat()
         if stat(path, &info) == 0 {
             guard fileType(info) == S_IFDIR else { throw SystemCallError("mkdir", path: path, code: ENOTDIR) }
@@ -55,7 +55,7 @@ enum PosixFile {
         }
     }
 
-    static func writeAll(_ fd: Int32, _ data: Data, path: String) throws {
+    package static func writeAll(_ fd: Int32, _ data: Data, path: String) throws {
         try data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -67,7 +67,7 @@ enum PosixFile {
     }
 
     /// Makes a rename or removal in the directory of `path` durable.
-    static func syncDirectory(of path: String) throws {
+    package static func syncDirectory(of path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let fd = retrying { open(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC | O_DIRECTORY) }
         guard fd >= 0 else { throw SystemCallError("open", path: directory) }
@@ -76,7 +76,7 @@ enum PosixFile {
     }
 
     /// Makes a rename or removal in the open directory `fd` (at `path`, for messages) durable.
-    static func sync(directory fd: Int32, path: String) throws {
+    package static func sync(directory fd: Int32, path: String) throws {
         // Some file systems do not support fsync on a directory; the rename is then as durable as it gets.
         if retrying({ fsync(fd) }) != 0, errno != EINVAL, errno != ENOTSUP {
             throw SystemCallError("fsync", path: path)
@@ -84,14 +84,14 @@ enum PosixFile {
     }
 
     /// 16 random hexadecimal digits, for names another user cannot guess in advance.
-    static func randomSuffix() -> String {
+    package static func randomSuffix() -> String {
         var generator = SystemRandomNumberGenerator()
         let value = generator.next() as UInt64
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    static func retrying<Result: BinaryInteger>(_ call: () -> Result) -> Result {
+    package static func retrying<Result: BinaryInteger>(_ call: () -> Result) -> Result {
         while true {
             let result = call()
             if result >= 0 || errno != EINTR { return result }

@@ -23,7 +23,7 @@ package struct SuiteFile: Sendable {
     /// The file's name.
     public let fileName: String
     /// The sidecar file writers lock (see `SuiteFileLock` for why not the property list).
-    let lockPath: String
+    package let lockPath: String
 
     public init(url: URL) {
         path = url.standardizedFileURL.path
@@ -50,15 +50,15 @@ package struct SuiteFile: Sendable {
     }
 
     /// How often a file that does not decode is read before it is judged damaged.
-    static let readAttempts = 4
+    package static let readAttempts = 4
     /// The pause between those reads: Foundation rewrites the file in place, so a reader can catch
     /// it half-written.
-    static let rereadPause: Duration = .milliseconds(20)
+    package static let rereadPause: Duration = .milliseconds(20)
     /// How long a file found empty, where the reader last found values, is read again before it
     /// is taken as empty: Foundation's `UserDefaults` on Linux truncates the file, then writes it
     /// (a busy writer was seen to leave it empty for a second). Taking the empty file as the
     /// suite would lose its values, and a write renamed over it would lose the other writer's.
-    static let emptyFileWait: Duration = .seconds(3)
+    package static let emptyFileWait: Duration = .seconds(3)
 
     /// Reads and decodes the file, changing nothing.
     ///
@@ -143,14 +143,14 @@ package struct SuiteFile: Sendable {
     /// - Throws: `FileRefusal` when a directory above the file is another user's,
     ///   `SuiteFileLock.Failure` or `SystemCallError` when the directory cannot be made or the
     ///   lock taken; what `body` throws otherwise.
-    func withLock<Result>(_ body: () throws -> Result) throws -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) throws -> Result {
         try FileOwnership.user.checkDirectories(above: lockPath)
         try PosixFile.makeDirectory(directory)
         return try SuiteFileLock.withLock(path: lockPath, body)
     }
 
     /// What ``moveAside(_:)`` did.
-    enum MoveAside {
+    package enum MoveAside {
         case moved(backupPath: String)
         /// The file is no longer the version judged damaged; judge the new one.
         case changed
@@ -159,7 +159,7 @@ package struct SuiteFile: Sendable {
     /// Renames the damaged version `identity` of the file (the file a link points to, for a link)
     /// to `<file>.corrupt-<UTC timestamp>` (with `-2`, `-3`… if taken), unless it has changed
     /// meanwhile. Call it holding the lock.
-    func moveAside(_ identity: FileIdentity) throws -> MoveAside {
+    package func moveAside(_ identity: FileIdentity) throws -> MoveAside {
         let target = try AtomicFileWrite.target(of: path)
         guard try PosixFile.identity(at: target) == identity else { return .changed }
         let base = target + ".corrupt-" + Self.timestamp()
@@ -176,7 +176,8 @@ package struct SuiteFile: Sendable {
 
     /// Replaces the file with `values` as an XML property list, atomically, through a link to a
     /// file the user owns. Call it holding the lock. Returns the new file's identity.
-    func write(_ values: [String: PropertyListValue], removingStaleTemporaryFiles: Bool) throws -> FileIdentity {
+    package func write(_ values: [String: PropertyListValue], removingStaleTemporaryFiles: Bool) throws -> FileIdentity
+    {
         var encoder = XMLDictionaryEncoder()
         return try write(values, encoder: &encoder, removingStaleTemporaryFiles: removingStaleTemporaryFiles)
     }
@@ -184,7 +185,7 @@ package struct SuiteFile: Sendable {
     /// Writes `values` with `encoder`, which keeps what it encoded last so that a writer of the
     /// same file encodes only the entries that changed. `beforeRename` is told the new file's
     /// identity before it replaces the old one (see `AtomicFileWrite.write`).
-    func write(
+    package func write(
         _ values: [String: PropertyListValue], changedKeys: Set<String>? = nil, encoder: inout XMLDictionaryEncoder,
         removingStaleTemporaryFiles: Bool, beforeRename: (FileIdentity) -> Void = { _ in }
     ) throws -> FileIdentity {
@@ -207,15 +208,15 @@ package struct SuiteFile: Sendable {
 
     /// A write refused before anything was written: the file would be larger than
     /// ``BoundedFileRead/sizeLimit``, which every reader refuses.
-    struct TooLargeToReadBack: Error, CustomStringConvertible {
+    package struct TooLargeToReadBack: Error, CustomStringConvertible {
         /// The encoded size, in bytes.
-        let size: Int
+        package let size: Int
 
-        var description: String {
+        package var description: String {
             "it would be \(Self.megabytes(size)), over the \(Self.megabytes(BoundedFileRead.sizeLimit)) a suite's file may hold"
         }
 
-        static func megabytes(_ bytes: Int) -> String {
+        package static func megabytes(_ bytes: Int) -> String {
             bytes % (1 << 20) == 0 ? "\(bytes >> 20) MB" : String(format: "%.1f MB", Double(bytes) / Double(1 << 20))
         }
     }
@@ -255,7 +256,7 @@ package struct SuiteFile: Sendable {
             + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
     }
 
-    static func sleep(for duration: Duration) {
+    package static func sleep(for duration: Duration) {
         let (seconds, attoseconds) = duration.components
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var remaining = timespec()

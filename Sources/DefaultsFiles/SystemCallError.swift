@@ -7,18 +7,18 @@ import Darwin
 #endif
 
 /// A failed system call, with the path it was about.
-struct SystemCallError: Error, CustomStringConvertible {
-    var operation: String
-    var path: String
-    var code: Int32
+package struct SystemCallError: Error, CustomStringConvertible {
+    package var operation: String
+    package var path: String
+    package var code: Int32
 
-    init(_ operation: String, path: String, code: Int32 = errno) {
+    package init(_ operation: String, path: String, code: Int32 = errno) {
         self.operation = operation
         self.path = path
         self.code = code
     }
 
-    var description: String {
+    package var description: String {
         "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
     }
 }

@@ -16,7 +16,7 @@ package struct FileRefusal: Error, CustomStringConvertible {
 /// Replacing a file so that a crash at any moment leaves either the old or the new version, in a
 /// directory other users may be able to write: the temporary file has a name no one can guess and
 /// is created with `O_EXCL | O_NOFOLLOW`, so a planted file or link is never written through.
-enum AtomicFileWrite {
+package enum AtomicFileWrite {
     /// The file a write of `path` replaces: `path` itself, or, when `path` is a link (a dotfile
     /// kept in a repository and linked into place), the file at the end of its chain of links,
     /// replaced in its own directory so that the links keep working.
@@ -24,7 +24,7 @@ enum AtomicFileWrite {
     /// Links are followed as ``endOfLinks(_:)`` does. The end of the chain must be a regular file
     /// the user owns, or a missing file in a directory the user owns, and the directories above it
     /// the user's or root's (``FileOwnership``).
-    static func target(of path: String) throws -> String {
+    package static func target(of path: String) throws -> String {
         let (end, info) = try endOfLinks(path)
         try FileOwnership.user.checkDirectories(above: end)
         guard end != path else {
@@ -62,7 +62,7 @@ enum AtomicFileWrite {
     ///
     /// A link is followed only if the user made it (owns it): a link another user planted in a
     /// shared directory is refused, even to a file of the user's, for reading as for writing.
-    static func endOfLinks(_ path: String) throws -> (path: String, info: stat?) {
+    package static func endOfLinks(_ path: String) throws -> (path: String, info: stat?) {
         var current = path
         // The kernel's own limit on links in a chain (ELOOP).
         for _ in 0..<40 {
@@ -92,7 +92,7 @@ enum AtomicFileWrite {
 
     /// The prefix of the temporary files of writes to `target`; the writer's process ID, `-`
     /// and a random suffix follow.
-    static func temporaryPrefix(for target: String) -> String {
+    package static func temporaryPrefix(for target: String) -> String {
         "." + (target as NSString).lastPathComponent + ".tmp-"
     }
 
@@ -111,7 +111,7 @@ enum AtomicFileWrite {
     /// `beforeRename` is given the written file's identity just before it is renamed into place
     /// (the rename changes only its status-change time), so that watchers of the directory can
     /// tell this write's event from another writer's before the write returns.
-    static func write(
+    package static func write(
         _ data: Data, to target: String, beforeRename: (FileIdentity) -> Void = { _ in }
     ) throws -> FileIdentity {
         let directory = (target as NSString).deletingLastPathComponent
@@ -173,7 +173,7 @@ enum AtomicFileWrite {
 
     /// Removes temporary files left by writers of `target` that died mid-write (killed before
     /// their rename). Call it holding the file's lock, so that no live writer's file is taken.
-    static func removeStaleTemporaryFiles(for target: String) {
+    package static func removeStaleTemporaryFiles(for target: String) {
         let directory = (target as NSString).deletingLastPathComponent
         let prefix = temporaryPrefix(for: target)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }

@@ -14,14 +14,14 @@ import Darwin
 /// between two calls). The user's own files must therefore be the user's or root's, in directories
 /// that are the user's or root's; an administrator's files must be root's (or their directory's
 /// owner's) and writable by nobody else, as sudo judges its files.
-enum FileOwnership: Sendable {
+package enum FileOwnership: Sendable {
     /// A file of the user's own: the user's or root's.
     case user
     /// An administrator's file: root's or `directoryOwner`'s, writable by neither group nor others.
     case administrator(directoryOwner: uid_t)
 
     /// Why what `info` describes may not be trusted under this rule; `nil` when it may.
-    func refusal(of info: stat) -> String? {
+    package func refusal(of info: stat) -> String? {
         switch self {
         case .user:
             guard info.st_uid == geteuid() || info.st_uid == 0 else {
@@ -42,7 +42,7 @@ enum FileOwnership: Sendable {
     /// directory actually used is judged) under this rule.
     ///
     /// - Throws: ``FileRefusal`` naming the first directory that may not be trusted.
-    func checkDirectories(above path: String) throws {
+    package func checkDirectories(above path: String) throws {
         var directory = (path as NSString).deletingLastPathComponent
         while !directory.isEmpty {
             guard let info = try PosixFile.status(directory) else {

@@ -9,15 +9,15 @@ import Darwin
 /// What tells one version of a file from another without reading it. A writer that replaces the
 /// file by renaming gives it a new inode; one that rewrites it in place changes its times or size.
 package struct FileIdentity: Hashable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modificationSeconds: Int
-    var modificationNanoseconds: Int
-    var changeSeconds: Int
-    var changeNanoseconds: Int
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: Int64
+    package var modificationSeconds: Int
+    package var modificationNanoseconds: Int
+    package var changeSeconds: Int
+    package var changeNanoseconds: Int
 
-    init(_ info: stat) {
+    package init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
@@ -35,13 +35,13 @@ package struct FileIdentity: Hashable, Sendable {
     }
 
     /// Whether both name the same file (not necessarily the same version of it).
-    func isSameFile(as other: FileIdentity) -> Bool {
+    package func isSameFile(as other: FileIdentity) -> Bool {
         device == other.device && inode == other.inode
     }
 
     /// Whether both are the same version of the same file, whatever its status-change time (which
     /// a rename changes): a write in place changes its size or modification time.
-    func isSameVersion(as other: FileIdentity) -> Bool {
+    package func isSameVersion(as other: FileIdentity) -> Bool {
         isSameFile(as: other) && size == other.size && modificationSeconds == other.modificationSeconds
             && modificationNanoseconds == other.modificationNanoseconds
     }

@@ -13,7 +13,7 @@ import Darwin
 /// itself, and read only up to a size limit (a link to `/dev/zero` never ends).
 package enum BoundedFileRead {
     /// What was found at the path.
-    enum Outcome {
+    package enum Outcome {
         case absent
         /// The whole file, with the identity of the exact version read (taken from the open
         /// descriptor, so that a rename between the two cannot pair one version's identity with
@@ -32,7 +32,7 @@ package enum BoundedFileRead {
 
     /// Reads the file at `path`, following a link unless `followingLinks` is false (then a link
     /// there is an error: `ELOOP`), and only if its owner and mode pass `ownership` (when given).
-    static func read(
+    package static func read(
         _ path: String, limit: Int = sizeLimit, followingLinks: Bool = true, ownership: FileOwnership? = nil
     ) throws -> Outcome {
         let flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW)
@@ -70,7 +70,7 @@ package enum BoundedFileRead {
 
     /// Reads `fd` to its end, or returns `nil` as soon as it holds more than `limit` bytes.
     /// `expectedSize` is where to start (a file's size); a pipe or a growing file reads on past it.
-    static func readAll(_ fd: Int32, limit: Int, expectedSize: Int = 0, path: String) throws -> Data? {
+    package static func readAll(_ fd: Int32, limit: Int, expectedSize: Int = 0, path: String) throws -> Data? {
         // One byte more than the expected size, so that the read that finds the end needs no larger
         // buffer (growing copies the file into an allocation half as large again). Not zeroed
         // (`Data(count:)` would be): only the bytes `read` wrote are kept.
