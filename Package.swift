@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "DefaultsConfiguration", targets: ["DefaultsConfiguration"]),
         // Syncs `iCloud` keys between machines through PostgreSQL.
         .library(name: "DefaultsPostgres", targets: ["DefaultsPostgres"]),
+        // End-to-end encryption of what any sync store holds.
+        .library(name: "DefaultsSyncEncryption", targets: ["DefaultsSyncEncryption"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -35,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // A fast, dependency-free property-list reader and writer (XML, binary, old-style text).
@@ -68,6 +71,16 @@ let package = Package(
         // `@ObservableDefault` for `@Observable` classes.
         .target(name: "DefaultsMacros", dependencies: ["Defaults", "DefaultsMacrosPlugin"]),
         .executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
+        // End-to-end encryption around any sync store.
+        .target(
+            name: "DefaultsSyncEncryption",
+            dependencies: [
+                "Defaults",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The PostgreSQL sync store for `Defaults.iCloud`.
         .target(
             name: "DefaultsPostgres",
@@ -130,14 +143,16 @@ let package = Package(
         // A child process that the sync tests spawn: one "machine" syncing through PostgreSQL.
         .executableTarget(
             name: "DefaultsSyncTestHelper",
-            dependencies: ["Defaults", "DefaultsPostgres"],
+            dependencies: ["Defaults", "DefaultsPostgres", "DefaultsSyncEncryption"],
             path: "Tests/SyncHelper"
         ),
         // Needs a PostgreSQL server; starts its own throwaway cluster (skips without one).
         .testTarget(
             name: "DefaultsPostgresTests",
             dependencies: [
-                "Defaults", "DefaultsPostgres", "DefaultsSyncTestHelper", "DefaultsSyncCommand", "TestSupport",
+                "Defaults", "DefaultsPostgres", "DefaultsSyncEncryption", "DefaultsSyncTestHelper",
+                "DefaultsSyncCommand",
+                "TestSupport",
             ]
         ),
         // Runs the built `defaults` executable; depending on its target gets it built.

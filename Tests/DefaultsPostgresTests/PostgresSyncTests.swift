@@ -20,11 +20,12 @@ struct PostgresSyncTests {
     }
 
     func machine(
-        _ name: String, url: String? = nil, keys: [String], clockOffset: Double = 0, debug: Bool = false
+        _ name: String, url: String? = nil, keys: [String], clockOffset: Double = 0, debug: Bool = false,
+        passphrase: String? = nil
     ) async throws -> SyncProcess {
         try await SyncProcess(
             configDirectory: directory.machine(name), url: try url ?? cluster.url, namespace: namespace, keys: keys,
-            clockOffset: clockOffset, debug: debug)
+            clockOffset: clockOffset, debug: debug, passphrase: passphrase)
     }
 
     /// The value of `key` once every machine reads the same one. A machine that has pushed all it
@@ -245,6 +246,63 @@ struct PostgresSyncTests {
             try await a.set("after", "3")
             try await b.waitUntil("after", is: "3")
         }
+    }
+
+    /// The rows of this test's namespace, each `key hex(value)`: what the database holds.
+    func storedRows(_ cluster: PostgresCluster) throws -> [String] {
+        try cluster.query(
+            "SELECT key || ' ' || encode(value, 'hex') FROM defaults_sync_values WHERE namespace = '\(namespace)' ORDER BY key",
+            database: "defaults_sync")
+    }
+
+    static func hex(_ text: String) -> String {
+        text.utf8.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// End to end: machines with the passphrase sync, and the database holds neither a key's name
+    /// nor a value, in text or in hex.
+    @Test func endToEndEncryptedMachinesSyncAndTheDatabaseHoldsNothingInClear() async throws {
+        let cluster = try cluster
+        let passphrase = "correct horse battery staple"
+        let a = try await machine("a", keys: ["account-email"], passphrase: passphrase)
+        let b = try await machine("b", keys: ["account-email"], passphrase: passphrase)
+        try await a.set("account-email", "ada@example.com")
+        try await b.waitUntil("account-email", is: "ada@example.com")
+        // Keys declared later, on either side, join too.
+        try await b.set("favorite-color", "vermilion")
+        try await a.waitUntil("favorite-color", is: "vermilion")
+        try await a.waitForSync()
+        try await b.waitForSync()
+
+        let rows = try storedRows(cluster)
+        #expect(rows.count == 3, "two keys and the check record: \(rows)")
+        let dump = rows.joined(separator: "\n")
+        for clear in ["account-email", "favorite-color", "ada@example.com", "vermilion"] {
+            #expect(!dump.contains(clear) && !dump.contains(Self.hex(clear)), "\(clear) is in the database")
+        }
+    }
+
+    /// A machine given another passphrase reports it, reads nothing and writes nothing; its keys
+    /// go on working locally.
+    @Test func aWrongPassphraseIsReportedAndOverwritesNothing() async throws {
+        let cluster = try cluster
+        let a = try await machine("a", keys: ["shared"], passphrase: "the right one")
+        try await a.set("shared", "from-a")
+        try await a.waitForSync()
+        let before = try storedRows(cluster)
+
+        let c = try await machine("c", keys: ["shared"], passphrase: "another one")
+        try await c.set("shared", "from-c")
+        try await waitUntil("the wrong passphrase to be reported") {
+            try await c.send("status", answer: "status").contains("passphrase does not open")
+        }
+        #expect(c.log.contains("passphrase does not open"), "logged: \(c.log.suffix(2000))")
+        #expect(try await c.get("shared") == "from-c", "local use goes on")
+        #expect(try storedRows(cluster) == before, "nothing written")
+        #expect(try await a.get("shared") == "from-a")
+
+        let b = try await machine("b", keys: ["shared"], passphrase: "the right one")
+        try await b.waitUntil("shared", is: "from-a")
     }
 
     @Test(arguments: PostgresCluster.StopMode.allCases)

@@ -2,7 +2,9 @@
 // (`XDG_CONFIG_HOME`) that syncs `String?` keys through PostgreSQL, driven line by line on stdin.
 //
 // Arguments: [--namespace NS] [--keys a,b] [--clock-offset SECONDS] [--fast-reconnect]
-// (--fast-reconnect: short reconnect delays, a liveness check every second, 10 s to answer)
+// [--passphrase P]
+// (--fast-reconnect: short reconnect delays, a liveness check every second, 10 s to answer;
+// --passphrase: end-to-end encrypted through `EncryptedSyncStore`)
 // Environment: DEFAULTS_SYNC_URL (no store when unset or empty).
 //
 // Commands, one per line; each answers one line (`ok`, `value KEY VALUE`, `error MESSAGE`, ...):
@@ -19,6 +21,7 @@
 // `(nil)` stands for no value.
 @_spi(Testing) import Defaults
 import DefaultsPostgres
+import DefaultsSyncEncryption
 import Foundation
 
 func reply(_ line: String) {
@@ -51,12 +54,16 @@ if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEm
     do {
         // --fast-reconnect: tests do not wait half a minute to notice a server that stopped answering.
         let isFast = options["--fast-reconnect"] != nil
-        let store = try PostgresSyncStore(
+        let namespace = options["--namespace"] ?? "sync-helper"
+        var store: any DefaultsSyncStore = try PostgresSyncStore(
             configuration: PostgresSyncStore.configuration(url: url),
-            namespace: options["--namespace"] ?? "sync-helper",
+            namespace: namespace,
             reconnectDelays: isFast ? .milliseconds(100)...(.milliseconds(400)) : .milliseconds(250)...(.seconds(30)),
             responseTimeout: isFast ? .seconds(10) : .seconds(30),
             livenessCheckInterval: isFast ? .seconds(1) : .seconds(30))
+        if let passphrase = options["--passphrase"] {
+            store = try EncryptedSyncStore(store, passphrase: passphrase, namespace: namespace)
+        }
         let offset = Double(options["--clock-offset"] ?? "0") ?? 0
         Defaults.iCloud.use(store, clock: HybridLogicalClock(wallClock: { Date().addingTimeInterval(offset) }))
     } catch {

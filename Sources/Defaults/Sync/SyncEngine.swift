@@ -66,8 +66,9 @@ final class SyncEngine: Sendable {
         /// What was said of the records refused last, while any stays refused: a reconnection
         /// clears a connection's error, not this.
         var refusalProblem: String?
-        /// The last push failure logged, so that a failure repeated at every retry is logged once.
-        var lastPushFailure: String?
+        /// The last failure of a call to the store logged (``noteFailure(_:_:store:)``), so that a
+        /// failure repeated at every retry is logged once.
+        var lastFailure: String?
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
         /// Keys of each suite whose remote value is in the journal and not yet in the suite
         /// (``apply(_:)`` between its two steps): a suite's write meanwhile must not take the
@@ -442,9 +443,10 @@ final class SyncEngine: Sendable {
                 state.lastSync = Date()
             }
             saveLastSync()
+            clearFailure()
             debug("caught up in full with \(remote.count) records")
         } catch {
-            debug("catch-up failed, tried again shortly: \(error)")
+            noteFailure("could not catch up with the store, tried again shortly", error, store: store)
             withState { $0.addedSinceCatchUp.formUnion(added) }
             retry(.catchUp)
         }
@@ -472,7 +474,7 @@ final class SyncEngine: Sendable {
                 enqueue(.catchUpAdded)
             }
         } catch {
-            debug("resuming failed, catching up in full shortly: \(error)")
+            noteFailure("could not catch up with the store, tried again shortly", error, store: store)
             retry(.catchUp)
         }
     }
@@ -490,7 +492,7 @@ final class SyncEngine: Sendable {
             markNewerThanStore(remote, names: names)
             await push(to: store)
         } catch {
-            debug("catch-up of added keys failed, tried again shortly: \(error)")
+            noteFailure("could not catch up with the store, tried again shortly", error, store: store)
             withState { $0.addedSinceCatchUp.formUnion(names) }
             retry(.catchUpAdded)
         }
@@ -641,21 +643,12 @@ final class SyncEngine: Sendable {
         } catch let refusal as SyncRecordsRefused {
             refused = refusal.reasons
         } catch {
-            let message = "\(error)"
-            let isNew = withState { state in
-                defer { state.lastPushFailure = message }
-                return state.lastPushFailure != message
-            }
-            if isNew {
-                Defaults.logger.warning(
-                    "iCloud keys could not be pushed, kept and tried again shortly: \(message)",
-                    metadata: ["store": "\(store.description)"])
-            }
+            noteFailure("could not be pushed, kept and tried again shortly", error, store: store)
             retry(.push)
             return
         }
+        clearFailure()
         let newlyRefused = withState { state -> [String] in
-            state.lastPushFailure = nil
             var newlyRefused: [String] = []
             for record in records {
                 if let reason = refused[record.key] {
@@ -804,6 +797,32 @@ final class SyncEngine: Sendable {
             Defaults.logger.notice(
                 "Defaults.iCloud has no sync store connected yet: until one is (Defaults.iCloud.use(_:)), iCloud keys are stored locally only and nothing syncs"
             )
+        }
+    }
+
+    /// A call to the store failed while it looked connected (a lost connection is reported by the
+    /// store itself): said in the status's `lastError`, and logged once while it stays the same.
+    private func noteFailure(_ what: String, _ error: any Error, store: any DefaultsSyncStore) {
+        let message = "\(error)"
+        let isNew = withState { state in
+            defer {
+                state.lastFailure = message
+                state.lastError = message
+            }
+            return state.lastFailure != message
+        }
+        if isNew {
+            Defaults.logger.warning("iCloud keys \(what): \(message)", metadata: ["store": "\(store.description)"])
+        }
+    }
+
+    /// A call to the store succeeded: a failure it reported is over.
+    private func clearFailure() {
+        withState { state in
+            if let failure = state.lastFailure, state.lastError == failure {
+                state.lastError = state.refusalProblem
+            }
+            state.lastFailure = nil
         }
     }
 

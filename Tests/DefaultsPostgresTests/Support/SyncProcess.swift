@@ -19,14 +19,15 @@ final class SyncProcess: Sendable {
         namespace: String,
         keys: [String] = [],
         clockOffset: Double = 0,
-        debug: Bool = false
+        debug: Bool = false,
+        passphrase: String? = nil
     ) async throws {
         child = try ChildProcess(
             Self.helperPath,
             [
                 "--namespace", namespace, "--clock-offset", "\(clockOffset)", "--fast-reconnect",
                 "--keys", keys.joined(separator: ","),
-            ],
+            ] + (passphrase.map { ["--passphrase", $0] } ?? []),
             environment: ["XDG_CONFIG_HOME": configDirectory.path, "DEFAULTS_SYNC_URL": url ?? ""].merging(
                 debug ? ["DEFAULTS_SYNC_DEBUG": "1"] : [:], uniquingKeysWith: { $1 }),
             input: .pipe)
