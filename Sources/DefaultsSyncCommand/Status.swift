@@ -26,6 +26,8 @@ struct Status: ParsableCommand {
             var suite: String
             var pendingChanges: Int
             var lastSync: Date?
+            /// Why the suite's journal could not be read.
+            var problem: String?
         }
 
         var store: String?
@@ -41,7 +43,8 @@ struct Status: ParsableCommand {
         var report = Report(
             connected: false,
             suites: Defaults.iCloud.journalSummaries().map {
-                Report.Suite(suite: $0.suite, pendingChanges: $0.pendingChanges, lastSync: $0.lastSync)
+                Report.Suite(
+                    suite: $0.suite, pendingChanges: $0.pendingChanges, lastSync: $0.lastSync, problem: $0.problem)
             })
         if let url = environment[DefaultsSyncTool.urlVariable], !url.isEmpty {
             let namespace = environment[DefaultsSyncTool.namespaceVariable].flatMap { $0.isEmpty ? nil : $0 }
@@ -87,6 +90,10 @@ struct Status: ParsableCommand {
             lines.append("pending changes: none (no suite has synced on this machine)")
         }
         for suite in report.suites {
+            if let problem = suite.problem {
+                lines.append("\(suite.suite): \(problem)")
+                continue
+            }
             lines.append(
                 "\(suite.suite): \(suite.pendingChanges) pending change(s), last sync "
                     + (suite.lastSync.map { dates.string(from: $0) } ?? "never"))

@@ -519,6 +519,7 @@ struct SyncStatusCommandTests {
         struct Suite: Decodable {
             var suite: String
             var pendingChanges: Int
+            var problem: String?
         }
 
         var store: String?
@@ -565,6 +566,15 @@ struct SyncStatusCommandTests {
             #expect(!refused.connected)
             #expect(refused.error?.contains("password authentication failed") == true)
             #expect(refused.error?.contains("wrong-password") == false)
+
+            // A damaged journal is reported and left as it is: the status only reads.
+            let journal = directory.machine("a").appendingPathComponent(".defaults-sync/damaged.plist")
+            try Data("not a property list".utf8).write(to: journal)
+            let damaged = try status(url: cluster.url).suites.first { $0.suite == "damaged" }
+            #expect(damaged?.problem?.contains("could not be read") == true, "\(String(describing: damaged))")
+            #expect(try Data(contentsOf: journal) == Data("not a property list".utf8))
+            let left = try FileManager.default.contentsOfDirectory(atPath: journal.deletingLastPathComponent().path)
+            #expect(!left.contains { $0.contains("corrupt") }, "nothing moved aside: \(left)")
         }
     }
 }

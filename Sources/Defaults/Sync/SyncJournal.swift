@@ -19,7 +19,7 @@ final class SyncJournal: Sendable {
     }
 
     /// The entry holding the last sync time; key names cannot start with `@`.
-    private static let lastSyncKey = "@lastSync"
+    fileprivate static let lastSyncKey = "@lastSync"
 
     let storage: any DefaultsSuite
 
@@ -66,8 +66,24 @@ final class SyncJournal: Sendable {
 
     /// The keys whose changes are not yet pushed.
     var pendingKeys: [String] {
-        storage.persistentStoredValues().compactMap { key, value in
-            Self.entry(from: value)?.isPending == true ? key : nil
+        Contents(storage.persistentStoredValues()).pendingKeys
+    }
+
+    /// A journal's values as read from its file, for reading one without opening it as a suite.
+    struct Contents {
+        let values: [String: PropertyListValue]
+
+        init(_ values: [String: PropertyListValue]) {
+            self.values = values
+        }
+
+        var pendingKeys: [String] {
+            values.compactMap { key, value in SyncJournal.entry(from: value)?.isPending == true ? key : nil }
+        }
+
+        var lastSync: Date? {
+            guard case .date(let date)? = values[SyncJournal.lastSyncKey] else { return nil }
+            return date
         }
     }
 
@@ -84,7 +100,7 @@ final class SyncJournal: Sendable {
         return true
     }
 
-    private static func entry(from value: PropertyListValue?) -> Entry? {
+    fileprivate static func entry(from value: PropertyListValue?) -> Entry? {
         guard case .dictionary(let dictionary)? = value,
             case .string(let text)? = dictionary["timestamp"], let timestamp = SyncTimestamp(text),
             case .string(let digest)? = dictionary["digest"], case .boolean(let isPending)? = dictionary["pending"]
