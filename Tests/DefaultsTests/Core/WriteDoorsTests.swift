@@ -104,6 +104,17 @@ struct WriteDoorsTests {
         try watched.suite.flush()
     }
 
+    @Test(arguments: SuiteKind.withFileSuite)
+    func registeringADefaultWithNoPropertyListFormIsOneProblem(kind: SuiteKind) throws {
+        let watched = Watched(kind.make())
+        let key = "default-\(UUID().uuidString)"
+        watched.suite.register(defaults: [key: Unsupported(), "\(key)-fine": 1])
+        #expect(watched.reported.map(\.kind) == [.unsupportedValue], "\(watched.reported.map(\.message))")
+        #expect(watched.reported.first?.message.contains("not registered") == true)
+        #expect(watched.suite.object(forKey: key) == nil)
+        #expect(watched.suite.object(forKey: "\(key)-fine") as? Int == 1, "the other defaults are registered")
+    }
+
     @Test(arguments: SuiteKind.withFileSuite, Door.allCases)
     func aWriteThatChangesAValuePostsOneEvent(kind: SuiteKind, door: Door) throws {
         let watched = Watched(kind.make())
