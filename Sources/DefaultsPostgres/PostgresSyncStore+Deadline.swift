@@ -12,6 +12,7 @@ extension PostgresSyncStore {
     func answer<Value: Sendable>(
         from connection: PostgresConnection,
         _ what: String,
+        describingFailure: Bool = false,
         _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         do {
@@ -19,6 +20,9 @@ extension PostgresSyncStore {
         } catch let timeout as DeadlinePassed {
             try? await connection.close()
             throw PostgresSyncError("\(endpoint): no answer \(what) within \(timeout.limit); reconnecting")
+        } catch let error where describingFailure {
+            // PostgresNIO's own description is generic: the caller's status shows this one.
+            throw PostgresSyncError(error, endpoint: endpoint)
         }
     }
 

@@ -239,7 +239,7 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     public func timestamps() async throws -> [String: SyncTimestamp] {
         let connection = try current()
         let (namespace, logger) = (namespace, logger)
-        return try await answer(from: connection, "for the catch-up") {
+        return try await answer(from: connection, "for the catch-up", describingFailure: true) {
             let rows = try await connection.query(
                 "SELECT key, clock_wall, clock_counter, clock_origin FROM defaults_sync_values WHERE namespace = \(namespace)",
                 logger: logger)
@@ -253,8 +253,11 @@ public final class PostgresSyncStore: DefaultsSyncStore {
 
     public func records(forKeys keys: [String]) async throws -> [SyncRecord] {
         let connection = try current()
-        let condition: PostgresQuery = "WHERE namespace = \(namespace) AND key = ANY(\(keys))"
-        return try await answer(from: connection, "for the catch-up's records") {
+        // A name with a NUL is no text of PostgreSQL's, so no record holds it (and asking fails).
+        let names = keys.filter { !$0.utf8.contains(0) }
+        guard !names.isEmpty else { return [] }
+        let condition: PostgresQuery = "WHERE namespace = \(namespace) AND key = ANY(\(names))"
+        return try await answer(from: connection, "for the catch-up's records", describingFailure: true) {
             try await self.fetch(condition, on: connection)
         }
     }
@@ -262,7 +265,9 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     public func changesSinceLastConnection() async throws -> [SyncRecord]? {
         let connection = try current()
         guard let since = position.withLock({ $0 }) else { return nil }
-        let (changes, latest) = try await answer(from: connection, "for the changes since the last connection") {
+        let (changes, latest) = try await answer(
+            from: connection, "for the changes since the last connection", describingFailure: true
+        ) {
             (try await self.changes(after: since, on: connection), try await self.latestNumber(on: connection))
         }
         guard latest >= since else {
@@ -350,10 +355,12 @@ public final class PostgresSyncStore: DefaultsSyncStore {
                         try await Self.store([record], namespace: namespace, on: connection, logger: logger)
                     }
                 } catch let error {
-                    guard let reason = Self.refusal(error) else { throw error }
+                    guard let reason = Self.refusal(error) else { throw PostgresSyncError(error, endpoint: endpoint) }
                     refused[record.key] = reason
                 }
             }
+        } catch {
+            throw PostgresSyncError(error, endpoint: endpoint)
         }
         if !refused.isEmpty {
             throw SyncRecordsRefused(refused)

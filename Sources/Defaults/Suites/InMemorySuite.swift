@@ -10,7 +10,7 @@ import Synchronization
 /// let volume = Defaults.Key<Int>("volume", default: 5, suite: suite)
 /// Defaults[volume] = 7
 /// ```
-public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedWriteSuite, ProblemReportingSuite {
+public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedWriteSuite, EditableSuite {
     public let name: String
     public let changes = SuiteChangeCenter()
     private let problemLog = SuiteProblems()
@@ -46,22 +46,16 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
     /// Stores `object`; one that is not a property-list object is not stored, and is reported
     /// (``problems``, ``onProblem``, ``Defaults/logger``).
     public func set(_ object: Any?, forKey key: String) {
-        switch SuiteWrite.convert(object, forKey: key, suite: name) {
-        case .success(let value): write(CollectionOfOne((key: key, value: value)))
-        case .failure(let problem): report(problem)
-        }
+        write(object, forKey: key)
     }
 
     /// Applies every change under one lock and posts one change event. A value that is not a
     /// property-list object is reported, and none of the values is stored.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
-        switch SuiteWrite.convert(changes, suite: name) {
-        case .success(let values): write(values)
-        case .failure(let problem): report(problem)
-        }
+        write(changes)
     }
 
-    private func write(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
+    package func apply(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
         var changed = Set<String>()
         _ = domains.withLock { $0.write(values) { changed.insert($0) } }
         if !changed.isEmpty {

@@ -107,7 +107,9 @@ struct SuiteDomains: Sendable {
         var old: [String: PropertyListValue?] = [:]
         for (key, _) in values where old.index(forKey: key) == nil {
             if !managed.isEmpty, managed[key] != nil {
-                refused.append(key)
+                if !refused.contains(key) {
+                    refused.append(key)
+                }
                 continue
             }
             old[key] = .some(value(forKey: key))

@@ -64,3 +64,34 @@ enum SuiteWrite {
                 "the value for key \"\(key)\" of type \(type) could not be serialized; the stored value is unchanged")
     }
 }
+
+/// A suite whose doors (`set`, `setValues`) convert through ``SuiteWrite`` and report through the
+/// suite; each suite only says how it applies converted values as one edit.
+package protocol EditableSuite: ProblemReportingSuite {
+    /// Applies `values` as one edit (for a key given twice, the last value wins), and posts one
+    /// change event for the keys whose read value changed.
+    func apply(_ values: some Collection<(key: String, value: PropertyListValue?)>)
+
+    /// The file the suite stores its values in, named in its problems; `nil` when none.
+    var problemFileURL: URL? { get }
+}
+
+extension EditableSuite {
+    package var problemFileURL: URL? { nil }
+
+    /// `set(_:forKey:)`: `object` converted, then applied, or reported.
+    func write(_ object: Any?, forKey key: String) {
+        switch SuiteWrite.convert(object, forKey: key, suite: name, fileURL: problemFileURL) {
+        case .success(let value): apply(CollectionOfOne((key: key, value: value)))
+        case .failure(let problem): report(problem)
+        }
+    }
+
+    /// `setValues(_:)`: every object converted, then applied as one edit, or the edit reported.
+    func write(_ changes: [(key: String, object: Any?)]) {
+        switch SuiteWrite.convert(changes, suite: name, fileURL: problemFileURL) {
+        case .success(let values): apply(values)
+        case .failure(let problem): report(problem)
+        }
+    }
+}

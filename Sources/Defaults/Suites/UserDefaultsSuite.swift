@@ -11,7 +11,7 @@ import Synchronization
 /// Changes are announced for writes made through this suite. Foundation posts no change
 /// notification on Linux, so a value set with `UserDefaults.set(_:forKey:)` directly, or by another
 /// process, is not seen until it is read.
-public final class UserDefaultsSuite: DefaultsSuite, ProblemReportingSuite, @unchecked Sendable {
+public final class UserDefaultsSuite: DefaultsSuite, EditableSuite, @unchecked Sendable {
     // `@unchecked`: Foundation documents UserDefaults as thread-safe; it is not marked Sendable
     // only because it is an open class. The rest of the state is behind a Mutex.
 
@@ -91,22 +91,16 @@ public final class UserDefaultsSuite: DefaultsSuite, ProblemReportingSuite, @unc
     /// process for) is not stored, and is reported (``problems``, ``onProblem``,
     /// ``Defaults/logger``).
     public func set(_ object: Any?, forKey key: String) {
-        switch SuiteWrite.convert(object, forKey: key, suite: name) {
-        case .success(let value): write(CollectionOfOne((key: key, value: value)))
-        case .failure(let problem): report(problem)
-        }
+        write(object, forKey: key)
     }
 
     /// Stores several values and posts one change event. A value that is not a property-list
     /// object is reported, and none of the values is stored.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
-        switch SuiteWrite.convert(changes, suite: name) {
-        case .success(let values): write(values)
-        case .failure(let problem): report(problem)
-        }
+        write(changes)
     }
 
-    private func write(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
+    package func apply(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
         var old: [String: Any?] = [:]
         for (key, _) in values where old.index(forKey: key) == nil {
             old[key] = .some(object(forKey: key))

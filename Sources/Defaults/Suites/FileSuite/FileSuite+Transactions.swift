@@ -6,12 +6,11 @@ extension FileSuite {
     ///
     /// A value that is not a property-list object is reported and nothing is changed.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
-        let values: [(key: String, value: PropertyListValue?)]
-        switch SuiteWrite.convert(changes, suite: name, fileURL: fileURL) {
-        case .success(let converted): values = converted
-        case .failure(let problem): return report(problem)
-        }
-        let applied = applyPersistent(values)
+        write(changes)
+    }
+
+    package func apply(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
+        let applied = applyPersistent(Array(values))
         for key in applied.managed {
             reportManagedWrite(key)
         }

@@ -356,7 +356,9 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     }
 }
 
-extension FileSuite: ProblemReportingSuite {}
+extension FileSuite: EditableSuite {
+    package var problemFileURL: URL? { fileURL }
+}
 
 /// One process's changes to a suite that are not on disk yet: what it set and removed, after
 /// removing everything if it did. Applied on top of the file as found when writing, so that
