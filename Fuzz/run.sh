@@ -15,8 +15,9 @@ artifacts="$fuzz_dir/artifacts"
 mkdir -p "$bin" "$corpus" "$artifacts"
 
 echo "building the fuzzer..."
+# `-package-name`: the module has `package` declarations, as SwiftPM builds it.
 swiftc -sanitize=fuzzer,address -parse-as-library -O \
-    -module-name DefaultsPropertyList \
+    -module-name DefaultsPropertyList -package-name swift_defaults \
     "$root"/Sources/DefaultsPropertyList/*.swift "$fuzz_dir/PropertyListFuzzer.swift" \
     -o "$bin/PropertyListFuzzer"
 
