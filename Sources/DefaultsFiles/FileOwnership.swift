@@ -39,21 +39,32 @@ package enum FileOwnership: Sendable {
     }
 
     /// Checks each directory from `path`'s parent up to `/` (following links, so that the
-    /// directory actually used is judged) under this rule.
+    /// directory actually used is judged) under this rule; for a path in the user's home
+    /// directory, up to the home directory, as OpenSSH's `StrictModes` judges `~/.ssh`: the
+    /// directories above it are the system's (and in a user namespace, `/` may show as owned by
+    /// `nobody`).
     ///
     /// - Throws: ``FileRefusal`` naming the first directory that may not be trusted.
     package func checkDirectories(above path: String) throws {
+        let home = Self.homeDirectory
         var directory = (path as NSString).deletingLastPathComponent
         while !directory.isEmpty {
-            guard let info = try PosixFile.status(directory) else {
-                // Not made yet: the directories above it decide.
-                directory = directory == "/" ? "" : (directory as NSString).deletingLastPathComponent
-                continue
-            }
-            if let reason = refusal(of: info) {
+            // A directory not made yet passes: the directories above it decide.
+            if let info = try PosixFile.status(directory), let reason = refusal(of: info) {
                 throw FileRefusal(description: "the directory \(directory) cannot be trusted: \(reason)")
             }
-            directory = directory == "/" ? "" : (directory as NSString).deletingLastPathComponent
+            if directory == "/" || directory == home { break }
+            directory = (directory as NSString).deletingLastPathComponent
         }
     }
+
+    /// The user's home directory (`$HOME`, else the password database's), without a trailing
+    /// slash; `nil` when neither names an absolute path other than `/`.
+    static let homeDirectory: String? = {
+        let home =
+            ProcessInfo.processInfo.environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? FileManager.default.homeDirectoryForCurrentUser.path
+        let trimmed = (home as NSString).standardizingPath
+        return trimmed.hasPrefix("/") && trimmed != "/" ? trimmed : nil
+    }()
 }

@@ -56,6 +56,27 @@ extension Trust {
             #expect(names == ["test.plist"], "nothing written there: \(names)")
         }
 
+        /// Above the user's home directory the directories are the system's, and not judged (as
+        /// OpenSSH judges `~/.ssh`): in a user namespace, `/` may show as owned by `nobody`.
+        @Test func directoriesAboveTheHomeDirectoryAreNotJudged() throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            let system = directory.url.appendingPathComponent("system", isDirectory: true)
+            let home = system.appendingPathComponent("home", isDirectory: true)
+            let config = home.appendingPathComponent(".config", isDirectory: true)
+            try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+            try giveAway(system.path)
+
+            let inHome = try TestHelper.run(
+                ["filesuite-set", config.path, "test", "k", "v"], environment: ["HOME": home.path])
+            #expect(inHome.status == 0, "\(inHome)")
+            #expect(FileManager.default.fileExists(atPath: config.appendingPathComponent("test.plist").path))
+            // The same directory, not in the home directory: the other user's directory above it counts.
+            let elsewhere = try TestHelper.run(
+                ["filesuite-set", config.path, "other", "k", "v"], environment: ["HOME": directory.path])
+            #expect(elsewhere.status != 0, "\(elsewhere)")
+            #expect(elsewhere.error.contains("\(system.path) cannot be trusted"), "\(elsewhere.error)")
+        }
+
         @Test func administratorFilesOthersOwnOrMayWriteAreIgnoredAndReported() throws {
             let sandbox = try AdministratorSandbox()
             // The first directory: a vendor file of another user's, and a managed file others may write.
