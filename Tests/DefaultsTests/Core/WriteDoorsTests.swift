@@ -115,6 +115,47 @@ struct WriteDoorsTests {
         #expect(watched.suite.object(forKey: "\(key)-fine") as? Int == 1, "the other defaults are registered")
     }
 
+    struct Transaction: Defaults.SnapshotSchema {
+        var note = Defaults.Key<Note?>("write-doors-note")
+        var companion = Defaults.Key<String?>("write-doors-companion")
+    }
+
+    /// A snapshot transaction is one edit: one with a value that cannot be serialized throws and
+    /// stores nothing; one that writes a managed key reports it once and stores the rest.
+    @Test(arguments: SuiteKind.withFileSuite)
+    func aTransactionIsAppliedWholeOrNotAtAll(kind: SuiteKind) throws {
+        let watched = Watched(kind.make())
+        let store = Defaults.SnapshotStore(Transaction(), suite: watched.suite)
+        #expect(throws: DefaultsError.self) {
+            try store.write { draft in
+                draft.note = Note(text: "", isStorable: false)
+                draft.companion = "with it"
+            }
+        }
+        #expect(watched.suite.object(forKey: "write-doors-companion") == nil)
+        #expect(watched.events(of: "write-doors-companion") == 0)
+
+        try store.write { draft in
+            draft.note = Note(text: "stored")
+            draft.companion = "with it"
+        }
+        #expect(watched.suite.object(forKey: "write-doors-note") as? String == "stored")
+        #expect(watched.events(of: "write-doors-note") == 1 && watched.events(of: "write-doors-companion") == 1)
+    }
+
+    @Test func aTransactionWritingAManagedKeyReportsItOnceAndStoresTheRest() throws {
+        let sandbox = try AdministratorSandbox()
+        try sandbox.write(["write-doors-note": "enforced"], to: sandbox.managedURL(in: sandbox.first))
+        let watched = Watched(sandbox.suite())
+        try Defaults.SnapshotStore(Transaction(), suite: watched.suite).write { draft in
+            draft.note = Note(text: "mine")
+            draft.companion = "with it"
+        }
+        #expect(watched.reported.map(\.kind) == [.managedKey])
+        #expect(watched.suite.object(forKey: "write-doors-note") as? String == "enforced")
+        #expect(watched.suite.object(forKey: "write-doors-companion") as? String == "with it")
+    }
+
     @Test(arguments: SuiteKind.withFileSuite, Door.allCases)
     func aWriteThatChangesAValuePostsOneEvent(kind: SuiteKind, door: Door) throws {
         let watched = Watched(kind.make())
