@@ -80,7 +80,7 @@ public final class EncryptedSyncStore: DefaultsSyncStore {
                 try await store.push([SyncRecord(key: Self.checkName, value: sealed, timestamp: Self.checkVersion)])
             }
         }
-        throw EndToEndError.malformed
+        throw EndToEndError.checkNotKept
     }
 
     // MARK: Sealing and opening

@@ -82,6 +82,8 @@ public enum EndToEndError: Error, Sendable, CustomStringConvertible {
     case cannotSeal
     /// A sealed record too short or badly formed to be one of this library's.
     case malformed
+    /// The store did not keep the check record it was given: nothing is written before it does.
+    case checkNotKept
 
     public var description: String {
         switch self {
@@ -91,6 +93,7 @@ public enum EndToEndError: Error, Sendable, CustomStringConvertible {
         case .emptyPassphrase: "the end-to-end encryption passphrase is empty"
         case .cannotSeal: "a value could not be sealed"
         case .malformed: "a sealed record is malformed"
+        case .checkNotKept: "the store did not keep the end-to-end encryption check record; nothing is written"
         }
     }
 }

@@ -88,14 +88,7 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
     }
 
     public func register(defaults: [String: Any]) {
-        var values: [String: PropertyListValue] = [:]
-        for (key, object) in defaults {
-            guard let value = PropertyListValue.from(object) else {
-                report(SuiteWrite.unsupportedValue(object, forKey: key, suite: name, registering: true))
-                continue
-            }
-            values[key] = value
-        }
+        let values = registrable(defaults)
         changes.post(SuiteChange(keys: domains.withLock { $0.register(values) }))
     }
 

@@ -87,6 +87,22 @@ extension EditableSuite {
         }
     }
 
+    /// `register(defaults:)`: the defaults that have a property-list form; each other one is
+    /// reported, and the rest are registered.
+    func registrable(_ defaults: [String: Any]) -> [String: PropertyListValue] {
+        var values: [String: PropertyListValue] = [:]
+        for (key, object) in defaults {
+            guard let value = PropertyListValue.from(object) else {
+                report(
+                    SuiteWrite.unsupportedValue(
+                        object, forKey: key, suite: name, fileURL: problemFileURL, registering: true))
+                continue
+            }
+            values[key] = value
+        }
+        return values
+    }
+
     /// `setValues(_:)`: every object converted, then applied as one edit, or the edit reported.
     func write(_ changes: [(key: String, object: Any?)]) {
         switch SuiteWrite.convert(changes, suite: name, fileURL: problemFileURL) {

@@ -147,15 +147,7 @@ public final class UserDefaultsSuite: DefaultsSuite, EditableSuite, @unchecked S
     /// Registers with Foundation, whose registration domain is shared by every `UserDefaults`
     /// object of the process.
     public func register(defaults: [String: Any]) {
-        var values: [String: Any] = [:]
-        for (key, object) in defaults {
-            guard let value = PropertyListValue.from(object) else {
-                report(SuiteWrite.unsupportedValue(object, forKey: key, suite: name, registering: true))
-                continue
-            }
-            values[key] = value.object
-        }
-        userDefaults.register(defaults: values)
+        userDefaults.register(defaults: registrable(defaults).mapValues(\.object))
     }
 
     /// The suite's persistent domain. For a `UserDefaults` object whose domain name is unknown

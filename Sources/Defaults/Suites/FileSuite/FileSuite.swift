@@ -287,15 +287,7 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     }
 
     public func register(defaults: [String: Any]) {
-        var values: [String: PropertyListValue] = [:]
-        for (key, object) in defaults {
-            guard let value = PropertyListValue.from(object) else {
-                report(
-                    SuiteWrite.unsupportedValue(object, forKey: key, suite: name, fileURL: fileURL, registering: true))
-                continue
-            }
-            values[key] = value
-        }
+        let values = registrable(defaults)
         if mirrorsRegistrationToStandardUserDefaults {
             UserDefaults.standard.register(defaults: values.mapValues(\.object))
         }
