@@ -27,6 +27,10 @@ let package = Package(
         .library(name: "DefaultsPostgres", targets: ["DefaultsPostgres"]),
         // End-to-end encryption of what any sync store holds.
         .library(name: "DefaultsSyncEncryption", targets: ["DefaultsSyncEncryption"]),
+        // Syncs `iCloud` keys through `defaults-sync-server` (the `SyncService/` package).
+        .library(name: "DefaultsSyncClient", targets: ["DefaultsSyncClient"]),
+        // The messages the sync service and its clients exchange, for the server's package.
+        .library(name: "DefaultsSyncProtocol", targets: ["DefaultsSyncProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -38,6 +42,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
     ],
     targets: [
         // A fast, dependency-free property-list reader and writer (XML, binary, old-style text).
@@ -78,6 +85,21 @@ let package = Package(
                 "Defaults",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The sync service's messages: JSON over WebSocket text frames.
+        .target(name: "DefaultsSyncProtocol"),
+        // `SyncServiceStore`: the sync service's client for `Defaults.iCloud`.
+        .target(
+            name: "DefaultsSyncClient",
+            dependencies: [
+                "Defaults",
+                "DefaultsSyncProtocol",
+                "DefaultsSyncEncryption",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -143,7 +165,7 @@ let package = Package(
         // A child process that the sync tests spawn: one "machine" syncing through PostgreSQL.
         .executableTarget(
             name: "DefaultsSyncTestHelper",
-            dependencies: ["Defaults", "DefaultsPostgres", "DefaultsSyncEncryption"],
+            dependencies: ["Defaults", "DefaultsPostgres", "DefaultsSyncEncryption", "DefaultsSyncClient"],
             path: "Tests/SyncHelper"
         ),
         // Needs a PostgreSQL server; starts its own throwaway cluster (skips without one).

@@ -470,7 +470,7 @@ struct PostgresSyncTests {
 
     @Test func aMalformedURLIsReportedAndLocalUseGoesOn() async throws {
         let machine = try await machine("a", url: "postgres//nobody", keys: ["k"])
-        #expect(machine.output.contains { $0.hasPrefix("error The sync URL must look like") })
+        #expect(machine.output.contains { $0.hasPrefix("error The database URL must look like") })
         try await machine.set("k", "still-works")
         #expect(try await machine.get("k") == "still-works")
     }

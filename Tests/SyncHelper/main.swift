@@ -3,9 +3,11 @@
 //
 // Arguments: [--namespace NS] [--keys a,b] [--clock-offset SECONDS] [--fast-reconnect]
 // [--passphrase P]
+// [--token T]
 // (--fast-reconnect: short reconnect delays, a liveness check every second, 10 s to answer;
 // --passphrase: end-to-end encrypted through `EncryptedSyncStore`)
-// Environment: DEFAULTS_SYNC_URL (no store when unset or empty).
+// Environment: DEFAULTS_SYNC_URL (no store when unset or empty): postgres://… for a
+// `PostgresSyncStore`, ws://… for a `SyncServiceStore` with the token of --token.
 //
 // Commands, one per line; each answers one line (`ok`, `value KEY VALUE`, `error MESSAGE`, ...):
 //   set KEY VALUE | big KEY BYTES | reset KEY | get KEY | flush | wait | status | quit
@@ -21,6 +23,7 @@
 // `(nil)` stands for no value.
 @_spi(Testing) import Defaults
 import DefaultsPostgres
+import DefaultsSyncClient
 import DefaultsSyncEncryption
 import Foundation
 
@@ -55,17 +58,33 @@ if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEm
         // --fast-reconnect: tests do not wait half a minute to notice a server that stopped answering.
         let isFast = options["--fast-reconnect"] != nil
         let namespace = options["--namespace"] ?? "sync-helper"
-        var store: any DefaultsSyncStore = try PostgresSyncStore(
-            configuration: PostgresSyncStore.configuration(url: url),
-            namespace: namespace,
-            reconnectDelays: isFast ? .milliseconds(100)...(.milliseconds(400)) : .milliseconds(250)...(.seconds(30)),
-            responseTimeout: isFast ? .seconds(10) : .seconds(30),
-            livenessCheckInterval: isFast ? .seconds(1) : .seconds(30))
-        if let passphrase = options["--passphrase"] {
-            store = try EncryptedSyncStore(store, passphrase: passphrase, namespace: namespace)
+        let reconnectDelays = isFast ? .milliseconds(100)...(.milliseconds(400)) : Duration.milliseconds(250)...(.seconds(30))
+        var store: any DefaultsSyncStore
+        if url.hasPrefix("ws") {
+            var service = SyncServiceStore.Options()
+            service.reconnectDelays = reconnectDelays
+            service.responseTimeout = isFast ? .seconds(10) : .seconds(30)
+            service.pingInterval = isFast ? .seconds(1) : .seconds(30)
+            store = try SyncServiceStore(
+                url: url, token: options["--token"] ?? "", passphrase: options["--passphrase"], options: service)
+        } else {
+            store = try PostgresSyncStore(
+                configuration: PostgresSyncStore.configuration(url: url),
+                namespace: namespace,
+                reconnectDelays: reconnectDelays,
+                responseTimeout: isFast ? .seconds(10) : .seconds(30),
+                livenessCheckInterval: isFast ? .seconds(1) : .seconds(30))
+            if let passphrase = options["--passphrase"] {
+                store = try EncryptedSyncStore(store, passphrase: passphrase, namespace: namespace)
+            }
         }
-        let offset = Double(options["--clock-offset"] ?? "0") ?? 0
-        Defaults.iCloud.use(store, clock: HybridLogicalClock(wallClock: { Date().addingTimeInterval(offset) }))
+        #if SYNC_SERVICE_PACKAGE
+            // Built by the SyncService package, which cannot reach this package's `package` API.
+            Defaults.iCloud.use(store)
+        #else
+            let offset = Double(options["--clock-offset"] ?? "0") ?? 0
+            Defaults.iCloud.use(store, clock: HybridLogicalClock(wallClock: { Date().addingTimeInterval(offset) }))
+        #endif
     } catch {
         reply("error \(error)")
     }

@@ -12,7 +12,8 @@ final class SyncProcess: Sendable {
 
     static let helperPath = builtExecutable("DefaultsSyncTestHelper")
 
-    /// Starts a machine syncing through `url` (none when `nil`) and waits until it is ready.
+    /// Starts a machine syncing through `url` (none when `nil`; `ws://…` for the sync service, with
+    /// `token`) and waits until it is ready.
     init(
         configDirectory: URL,
         url: String?,
@@ -20,14 +21,15 @@ final class SyncProcess: Sendable {
         keys: [String] = [],
         clockOffset: Double = 0,
         debug: Bool = false,
-        passphrase: String? = nil
+        passphrase: String? = nil,
+        token: String? = nil
     ) async throws {
         child = try ChildProcess(
             Self.helperPath,
             [
                 "--namespace", namespace, "--clock-offset", "\(clockOffset)", "--fast-reconnect",
                 "--keys", keys.joined(separator: ","),
-            ] + (passphrase.map { ["--passphrase", $0] } ?? []),
+            ] + (passphrase.map { ["--passphrase", $0] } ?? []) + (token.map { ["--token", $0] } ?? []),
             environment: ["XDG_CONFIG_HOME": configDirectory.path, "DEFAULTS_SYNC_URL": url ?? ""].merging(
                 debug ? ["DEFAULTS_SYNC_DEBUG": "1"] : [:], uniquingKeysWith: { $1 }),
             input: .pipe)

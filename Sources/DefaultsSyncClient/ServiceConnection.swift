@@ -1,0 +1,303 @@
+import Defaults
+import DefaultsSyncProtocol
+import Foundation
+import HTTPTypes
+import Logging
+import Synchronization
+import WSClient
+
+/// One device's connection to the sync service: a WebSocket that answers calls by id and brings
+/// other devices' changes, reconnecting by itself.
+final class ServiceConnection: DefaultsSyncStore {
+    let description: String
+    private let url: String
+    private let token: String
+    private let options: SyncServiceStore.Options
+    private let logger: Logger
+
+    private struct Session {
+        let outbound: WebSocketOutboundWriter
+        let limits: ServiceLimits
+        var pending: [Int: PendingReply] = [:]
+    }
+
+    /// The open session; `nil` between connections.
+    private let session = Mutex<Session?>(nil)
+    private let nextID = Atomic<Int>(0)
+    /// The server's number up to which every change of the namespace was reported (or was there
+    /// when the device first connected, and so before the library's first catch-up).
+    private let position = Mutex<Int64?>(nil)
+
+    /// The largest message read from the server (its changes pages and replies are bounded well below).
+    private static let maximumMessageBytes = 256 * 1_048_576
+    /// Most records in one push.
+    private static let pushBatch = 1_000
+
+    init(url: String, token: String, description: String, options: SyncServiceStore.Options) {
+        self.url = url
+        self.token = token
+        self.description = description
+        self.options = options
+        var logger = Logger(label: "swift-defaults.sync-service")
+        logger.logLevel = .warning
+        self.logger = logger
+    }
+
+    // MARK: Connection
+
+    func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async {
+        let (shortest, longest) = (options.reconnectDelays.lowerBound, options.reconnectDelays.upperBound)
+        var delay = shortest
+        while !Task.isCancelled {
+            let started = ContinuousClock.now
+            var refused = false
+            do {
+                try await connect(reporting: report)
+            } catch {
+                guard !Task.isCancelled else { break }
+                if case SyncServiceError.unauthorized = error { refused = true }
+                await report(.disconnected(error))
+            }
+            guard !Task.isCancelled else { break }
+            // A connection that lasted starts the back-off over; a refused token waits longest.
+            delay = started.duration(to: .now) > .seconds(10) ? shortest : delay
+            if refused { delay = longest }
+            // Jitter, so that devices losing one server do not all come back at once.
+            try? await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
+            delay = min(delay * 2, longest)
+        }
+    }
+
+    /// Connects and reads until the connection ends; then throws why.
+    private func connect(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async throws {
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer \(token)"
+        let configuration = WebSocketClientConfiguration(
+            maxFrameSize: 16 * 1_048_576, additionalHeaders: headers, closeTimeout: .seconds(5),
+            autoPing: .enabled(timePeriod: options.pingInterval))
+        // Events reach the library in order from a task of their own: the library's answer to one
+        // calls the store, whose replies this connection's reader must go on reading meanwhile.
+        let (events, sink) = AsyncStream.makeStream(of: SyncEvent.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events {
+                    await report(event)
+                }
+            }
+            let close: WebSocketCloseFrame?
+            do {
+                close = try await WebSocketClient.connect(
+                    url: url, configuration: configuration, tlsConfiguration: options.tlsConfiguration, logger: logger
+                ) { inbound, outbound, _ in
+                    for try await message in inbound.messages(maxSize: Self.maximumMessageBytes) {
+                        guard case .text(let text) = message,
+                            let decoded = try? SyncProtocol.decode(ServerMessage.self, from: text)
+                        else {
+                            self.logger.warning("The sync service sent a message this client does not understand")
+                            continue
+                        }
+                        self.handle(decoded, outbound: outbound, events: sink)
+                    }
+                }
+            } catch {
+                ended(because: error)
+                sink.finish()
+                throw error
+            }
+            ended(because: SyncServiceError.closed(code: nil, reason: nil))
+            sink.finish()
+            try await group.waitForAll()
+            if let close, close.closeCode == .policyViolation {
+                throw SyncServiceError.unauthorized(reason: close.reason ?? "no reason given")
+            }
+            throw SyncServiceError.closed(code: close.map { "\($0.closeCode)" }, reason: close?.reason)
+        }
+    }
+
+    private func handle(
+        _ message: ServerMessage, outbound: WebSocketOutboundWriter, events: AsyncStream<SyncEvent>.Continuation
+    ) {
+        switch message.kind {
+        case .welcome:
+            session.withLock { $0 = Session(outbound: outbound, limits: message.limits ?? .standard) }
+            // Listening already: what commits after `latest` reaches this device.
+            position.withLock { $0 = $0 ?? message.latest ?? 0 }
+            events.yield(.connected)
+        case .reply, .failure:
+            guard let id = message.id, let reply = session.withLock({ $0?.pending.removeValue(forKey: id) }) else {
+                return
+            }
+            reply.resolve(.success(message))
+        case .changed:
+            guard let records = message.records, !records.isEmpty else { return }
+            if let last = records.last?.seq {
+                raisePosition(to: last)
+            }
+            events.yield(.received(records.map(\.syncRecord)))
+        }
+    }
+
+    /// Fails every call waiting for an answer: the connection that would bring it is gone.
+    private func ended(because error: any Error) {
+        let pending = session.withLock { session -> [PendingReply] in
+            defer { session = nil }
+            return Array(session?.pending.values ?? [:].values)
+        }
+        for reply in pending {
+            reply.resolve(.failure(SyncServiceError.notConnected))
+        }
+    }
+
+    /// Sends `message` (its id set here) and returns the server's reply; throws for a failure
+    /// reply, and closes a connection whose server does not answer in time.
+    private func call(_ message: DeviceMessage) async throws -> ServerMessage {
+        var message = message
+        message.id = nextID.add(1, ordering: .relaxed).newValue
+        let id = message.id
+        let reply = PendingReply()
+        guard let outbound = session.withLock({ session -> WebSocketOutboundWriter? in
+            session?.pending[id] = reply
+            return session?.outbound
+        })
+        else { throw SyncServiceError.notConnected }
+        let timeout = options.responseTimeout
+        let answer = try await withThrowingTaskGroup(of: ServerMessage.self) { group in
+            group.addTask { try await reply.value() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw SyncServiceError.timedOut(seconds: timeout.components.seconds)
+            }
+            defer { group.cancelAll() }
+            do {
+                try await outbound.write(.text(try SyncProtocol.encode(message)))
+                return try await group.next()!
+            } catch let error as SyncServiceError {
+                if case .timedOut = error {
+                    // A server that stops answering: reconnect rather than wait on it.
+                    try? await outbound.close(.goingAway, reason: "no answer")
+                }
+                throw error
+            }
+        }
+        session.withLock { _ = $0?.pending.removeValue(forKey: id) }
+        if answer.kind == .failure {
+            throw ServiceCallFailure(failure: answer.error ?? ServiceFailure(.unavailable, "no reason given"))
+        }
+        return answer
+    }
+
+    /// ``call(_:)``, waiting and trying again while the server says to slow down, within the
+    /// response timeout.
+    private func callPatiently(_ message: DeviceMessage) async throws -> ServerMessage {
+        let deadline = ContinuousClock.now + options.responseTimeout
+        while true {
+            do {
+                return try await call(message)
+            } catch let error as ServiceCallFailure where error.failure.code == .rateLimited {
+                let wait = Duration.milliseconds(max(10, error.failure.retryAfterMilliseconds ?? 100))
+                guard ContinuousClock.now + wait < deadline else {
+                    throw SyncServiceError.failed(error.failure.description)
+                }
+                try await Task.sleep(for: wait)
+            } catch let error as ServiceCallFailure {
+                throw SyncServiceError.failed(error.failure.description)
+            }
+        }
+    }
+
+    private func raisePosition(to seq: Int64) {
+        position.withLock { $0 = max($0 ?? seq, seq) }
+    }
+
+    // MARK: Records
+
+    func timestamps() async throws -> [String: SyncTimestamp] {
+        let reply = try await callPatiently(DeviceMessage(id: 0, kind: .stamps))
+        var timestamps: [String: SyncTimestamp] = [:]
+        for stamp in reply.stamps ?? [] {
+            timestamps[stamp.key] = SyncTimestamp(wallTime: stamp.wall, counter: stamp.counter, origin: stamp.origin)
+        }
+        return timestamps
+    }
+
+    func records(forKeys keys: [String]) async throws -> [SyncRecord] {
+        var records: [SyncRecord] = []
+        for start in stride(from: 0, to: keys.count, by: Self.pushBatch) {
+            let batch = Array(keys[start..<min(start + Self.pushBatch, keys.count)])
+            let reply = try await callPatiently(DeviceMessage(id: 0, kind: .records, keys: batch))
+            records += (reply.records ?? []).map(\.syncRecord)
+        }
+        return records
+    }
+
+    func changesSinceLastConnection() async throws -> [SyncRecord]? {
+        guard let since = position.withLock({ $0 }) else { return nil }
+        var changes: [SyncRecord] = []
+        var after = since
+        while true {
+            let reply = try await callPatiently(DeviceMessage(id: 0, kind: .changes, after: after))
+            if let latest = reply.latest, latest < since {
+                // The numbers went back: a new or restored database. The library catches up in full.
+                position.withLock { $0 = latest }
+                return nil
+            }
+            let page = reply.records ?? []
+            changes += page.map(\.syncRecord)
+            if let last = page.last?.seq {
+                after = last
+                raisePosition(to: last)
+            }
+            guard reply.more == true, !page.isEmpty else { return changes }
+        }
+    }
+
+    func push(_ records: [SyncRecord]) async throws {
+        let limit = session.withLock { $0?.limits.messageBytes } ?? ServiceLimits.standard.messageBytes
+        var refused: [String: String] = [:]
+        for batch in Self.batches(of: records.map(WireRecord.init), underBytes: limit / 2) {
+            let reply = try await callPatiently(DeviceMessage(id: 0, kind: .push, records: batch))
+            refused.merge(reply.refused ?? [:]) { first, _ in first }
+        }
+        if !refused.isEmpty {
+            throw SyncRecordsRefused(refused)
+        }
+    }
+
+    /// `records` in batches of at most ``pushBatch`` records whose JSON stays under `bytes` (a
+    /// record alone over it goes alone: the server refuses it by name, or closes the connection).
+    static func batches(of records: [WireRecord], underBytes bytes: Int) -> [[WireRecord]] {
+        var batches: [[WireRecord]] = []
+        var batch: [WireRecord] = []
+        var size = 0
+        for record in records {
+            // Base64 makes 4 bytes of 3, escapes at most 6 of 1 in the name; 100 for the rest.
+            let estimate = (record.value?.count ?? 0) * 4 / 3 + record.key.utf8.count * 6 + record.origin.utf8.count + 100
+            if !batch.isEmpty, batch.count >= pushBatch || size + estimate > bytes {
+                batches.append(batch)
+                batch = []
+                size = 0
+            }
+            batch.append(record)
+            size += estimate
+        }
+        if !batch.isEmpty { batches.append(batch) }
+        return batches
+    }
+}
+
+/// A failure reply, before it becomes a ``SyncServiceError``.
+struct ServiceCallFailure: Error {
+    let failure: ServiceFailure
+}
+
+extension WireRecord {
+    init(_ record: SyncRecord) {
+        self.init(
+            key: record.key, value: record.value, wall: record.timestamp.wallTime, counter: record.timestamp.counter,
+            origin: record.timestamp.origin)
+    }
+
+    var syncRecord: SyncRecord {
+        SyncRecord(key: key, value: value, timestamp: SyncTimestamp(wallTime: wall, counter: counter, origin: origin))
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+
+/// The sync service's protocol: JSON messages in WebSocket text frames at ``path``.
+///
+/// A device opens the WebSocket with `Authorization: Bearer <token>`; the token names the one
+/// user and namespace the connection reads and writes. The server answers with a
+/// ``ServerMessage/Kind/welcome``, then answers each ``DeviceMessage`` with a
+/// ``ServerMessage/Kind/reply`` (or a ``ServerMessage/Kind/failure``) carrying its `id`, and sends
+/// ``ServerMessage/Kind/changed`` whenever another device of the user changes records.
+///
+/// Records carry the server's sequence number (`seq`): a namespace's numbers follow the order its
+/// changes commit in, so a device that saw number `n` has seen every change up to `n`, and after a
+/// reconnection asks only for the changes after it.
+public enum SyncProtocol {
+    /// The WebSocket's path on the server.
+    public static let path = "/v1/sync"
+
+    /// The close code for a refused or expired token (1008, policy violation).
+    public static let unauthorizedCloseCode = 1008
+
+    /// Encodes a message as the JSON text of one frame.
+    public static func encode(_ message: some Encodable) throws -> String {
+        String(decoding: try encoder.encode(message), as: UTF8.self)
+    }
+
+    /// Decodes one frame's text.
+    public static func decode<Message: Decodable>(_ type: Message.Type, from text: String) throws -> Message {
+        try JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+}
+
+/// One record as the service stores it: a key's name, its encoded value (none when removed) and
+/// its version, with the server's sequence number when it comes from the server.
+public struct WireRecord: Codable, Sendable, Hashable {
+    public var key: String
+    /// The value's bytes (base64 in JSON), `nil` for a removed key.
+    public var value: Data?
+    public var wall: Int64
+    public var counter: Int64
+    public var origin: String
+    /// The server's number for this change; `nil` in what a device pushes.
+    public var seq: Int64?
+
+    public init(key: String, value: Data?, wall: Int64, counter: Int64, origin: String, seq: Int64? = nil) {
+        self.key = key
+        self.value = value
+        self.wall = wall
+        self.counter = counter
+        self.origin = origin
+        self.seq = seq
+    }
+}
+
+/// A key's version without its value, for the first catch-up.
+public struct WireStamp: Codable, Sendable, Hashable {
+    public var key: String
+    public var wall: Int64
+    public var counter: Int64
+    public var origin: String
+
+    public init(key: String, wall: Int64, counter: Int64, origin: String) {
+        self.key = key
+        self.wall = wall
+        self.counter = counter
+        self.origin = origin
+    }
+}
+
+/// What a device asks; the server answers each with a message carrying the same ``id``.
+public struct DeviceMessage: Codable, Sendable {
+    public enum Kind: String, Codable, Sendable {
+        /// Every key's version: answered with ``ServerMessage/stamps``.
+        case stamps
+        /// The records of ``DeviceMessage/keys``: answered with ``ServerMessage/records``.
+        case records
+        /// The changes numbered after ``DeviceMessage/after``, in order, at most a page: answered
+        /// with ``ServerMessage/records``, ``ServerMessage/latest`` and ``ServerMessage/more``.
+        case changes
+        /// Stores ``DeviceMessage/records`` unless the server holds later versions: answered once
+        /// they are durable, with ``ServerMessage/refused`` naming those it will never take.
+        case push
+    }
+
+    public var id: Int
+    public var kind: Kind
+    public var keys: [String]?
+    public var after: Int64?
+    public var records: [WireRecord]?
+
+    public init(id: Int, kind: Kind, keys: [String]? = nil, after: Int64? = nil, records: [WireRecord]? = nil) {
+        self.id = id
+        self.kind = kind
+        self.keys = keys
+        self.after = after
+        self.records = records
+    }
+}
+
+/// What the server sends.
+public struct ServerMessage: Codable, Sendable {
+    public enum Kind: String, Codable, Sendable {
+        /// The first message of a connection: the namespace's latest number and the limits.
+        case welcome
+        /// The answer to the device message with the same ``ServerMessage/id``.
+        case reply
+        /// The device message with the same ``ServerMessage/id`` failed: ``ServerMessage/error``.
+        case failure
+        /// Other devices changed ``ServerMessage/records``.
+        case changed
+    }
+
+    public var kind: Kind
+    public var id: Int?
+    public var latest: Int64?
+    public var limits: ServiceLimits?
+    public var stamps: [WireStamp]?
+    public var records: [WireRecord]?
+    /// Keys the server stored none of and never will as they are, with why (a quota, a limit).
+    public var refused: [String: String]?
+    /// More changes follow the page of a ``DeviceMessage/Kind/changes`` reply.
+    public var more: Bool?
+    public var error: ServiceFailure?
+
+    public init(
+        kind: Kind, id: Int? = nil, latest: Int64? = nil, limits: ServiceLimits? = nil, stamps: [WireStamp]? = nil,
+        records: [WireRecord]? = nil, refused: [String: String]? = nil, more: Bool? = nil,
+        error: ServiceFailure? = nil
+    ) {
+        self.kind = kind
+        self.id = id
+        self.latest = latest
+        self.limits = limits
+        self.stamps = stamps
+        self.records = records
+        self.refused = refused
+        self.more = more
+        self.error = error
+    }
+}
+
+/// Why the server did not answer a message.
+public struct ServiceFailure: Codable, Sendable, Hashable, Error, CustomStringConvertible {
+    public enum Code: String, Codable, Sendable {
+        /// Too many messages: wait ``ServiceFailure/retryAfterMilliseconds``.
+        case rateLimited
+        /// The message is not one the server understands.
+        case malformed
+        /// The database did not answer; try again.
+        case unavailable
+    }
+
+    public var code: Code
+    public var message: String
+    public var retryAfterMilliseconds: Int?
+
+    public init(_ code: Code, _ message: String, retryAfterMilliseconds: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// The server's limits, as its welcome tells them.
+public struct ServiceLimits: Codable, Sendable, Hashable {
+    /// The largest value, in bytes (iCloud's: 1 MB).
+    public var valueBytes: Int
+    /// The most bytes of values one user may store in one namespace (iCloud's: 1 MB).
+    public var namespaceBytes: Int
+    /// The most keys with a value one user may store in one namespace (iCloud's: 1,024).
+    public var namespaceKeys: Int
+    /// The largest message the server reads; a larger one closes the connection.
+    public var messageBytes: Int
+    /// Messages per second a connection may send, on average.
+    public var messagesPerSecond: Double
+
+    /// iCloud's key-value store limits, a 4 MB message and 50 messages a second.
+    public static let standard = ServiceLimits(
+        valueBytes: 1_048_576, namespaceBytes: 1_048_576, namespaceKeys: 1024, messageBytes: 4 * 1_048_576,
+        messagesPerSecond: 50)
+
+    public init(valueBytes: Int, namespaceBytes: Int, namespaceKeys: Int, messageBytes: Int, messagesPerSecond: Double) {
+        self.valueBytes = valueBytes
+        self.namespaceBytes = namespaceBytes
+        self.namespaceKeys = namespaceKeys
+        self.messageBytes = messageBytes
+        self.messagesPerSecond = messagesPerSecond
+    }
+}
+
+/// What a token says: whose settings (``user``), which namespace, and until when.
+///
+/// The server verifies the token's signature; a device reads the claims only to know its user and
+/// namespace (for the end-to-end encryption salt and for descriptions), never trusting them.
+public struct TokenClaims: Codable, Sendable, Hashable {
+    /// The user (JWT `sub`).
+    public var user: String
+    /// The namespace (`ns`), for example the app's identifier.
+    public var namespace: String
+    /// Seconds since 1970 after which the token is refused (JWT `exp`).
+    public var expires: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case user = "sub"
+        case namespace = "ns"
+        case expires = "exp"
+    }
+
+    public init(user: String, namespace: String, expires: Int64) {
+        self.user = user
+        self.namespace = namespace
+        self.expires = expires
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        user = try container.decode(String.self, forKey: .user)
+        namespace = try container.decode(String.self, forKey: .namespace)
+        // A JWT's NumericDate may have a fraction.
+        expires = Int64(try container.decode(Double.self, forKey: .expires).rounded(.down))
+    }
+
+    /// The claims of a compact JWT (`header.payload.signature`), unverified; `nil` when it is not one.
+    public init?(unverifiedToken token: String) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64),
+            let claims = try? JSONDecoder().decode(Self.self, from: data)
+        else { return nil }
+        self = claims
+    }
+}

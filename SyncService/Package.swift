@@ -1,0 +1,99 @@
+// swift-tools-version: 6.2
+// `defaults-sync-server`: the sync service that `SyncServiceStore` (DefaultsSyncClient) connects
+// to. A package of its own, as `Benchmarks/` is, so that a program depending on `Defaults` never
+// fetches nor builds the server's dependencies (Hummingbird, jwt-kit, swift-prometheus). A
+// package trait would keep them out of the build but not out of dependency resolution. Run
+// from this directory:
+//
+//     swift run defaults-sync-server serve --database-url URL --port 8080 --token-key-file FILE
+//     swift test                       # starts PostgreSQL, server instances and nginx itself
+import PackageDescription
+
+let package = Package(
+    name: "swift-defaults-sync-service",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "defaults-sync-server", targets: ["DefaultsSyncServerCommand"])
+    ],
+    dependencies: [
+        .package(name: "swift-defaults", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        // The server: authentication, storage with row-level security, fan-out between
+        // instances, quotas and limits. A library, so that tests and benchmarks can read its
+        // types; the executable is a thin command line around it.
+        .target(
+            name: "DefaultsSyncServer",
+            dependencies: [
+                .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
+                .product(name: "DefaultsPostgres", package: "swift-defaults"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "DefaultsSyncServerCommand",
+            dependencies: [
+                "DefaultsSyncServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The main package's test support, its sync helper (one machine, now also through the
+        // service) and its PostgreSQL fixture, through links under Tests/: one copy of each.
+        .target(
+            name: "TestSupport",
+            dependencies: ["TestSupportStartup", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"
+        ),
+        .target(name: "TestSupportStartup", path: "Tests/TestSupportStartup"),
+        .executableTarget(
+            name: "DefaultsSyncTestHelper",
+            dependencies: [
+                .product(name: "Defaults", package: "swift-defaults"),
+                .product(name: "DefaultsPostgres", package: "swift-defaults"),
+                .product(name: "DefaultsSyncEncryption", package: "swift-defaults"),
+                .product(name: "DefaultsSyncClient", package: "swift-defaults"),
+            ],
+            path: "Tests/SyncHelper",
+            swiftSettings: [.define("SYNC_SERVICE_PACKAGE")]
+        ),
+        // Starts PostgreSQL, server instances, machines and nginx as real processes.
+        .testTarget(
+            name: "DefaultsSyncServerTests",
+            dependencies: [
+                "DefaultsSyncServer", "DefaultsSyncServerCommand", "DefaultsSyncTestHelper", "TestSupport",
+                .product(name: "DefaultsSyncClient", package: "swift-defaults"),
+                .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

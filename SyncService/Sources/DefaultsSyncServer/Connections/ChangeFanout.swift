@@ -1,0 +1,155 @@
+import DefaultsSyncProtocol
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// Brings each committed change to the devices of its owner connected to this instance, whichever
+/// instance the change came through.
+///
+/// One connection per instance listens on ``ServiceSchema/channel``; each push announces itself
+/// once, with its owner's tag and latest number. The devices of one owner on this instance form a
+/// group: an announcement fetches the group's changes after the last number it sent, once, and
+/// queues them to every device of the group. A group's fetches never overlap; announcements
+/// arriving meanwhile are folded into one more fetch.
+actor ChangeFanout: Service {
+    private struct Group {
+        var owner: Owner
+        var devices: [Int: DeviceOutbox] = [:]
+        /// The last number sent to the group's devices.
+        var latest: Int64
+        var isFetching = false
+        var isStale = false
+    }
+
+    private var groups: [String: Group] = [:]
+    private let storage: ServiceStorage
+    private let listenerConfiguration: PostgresConnection.Configuration
+    private let metrics: ServerMetrics
+    private let logger: Logger
+
+    init(
+        storage: ServiceStorage, listenerConfiguration: PostgresConnection.Configuration, metrics: ServerMetrics,
+        logger: Logger
+    ) {
+        self.storage = storage
+        self.listenerConfiguration = listenerConfiguration
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Adds a device to its owner's group and queues its welcome, which tells the number from
+    /// which the group's changes will reach it.
+    func join(_ device: DeviceOutbox, owner: Owner, welcome: (Int64) -> ServerMessage) async throws {
+        let tag = owner.tag
+        if groups[tag] == nil {
+            let latest = try await storage.latest(of: owner)
+            if groups[tag] == nil {
+                groups[tag] = Group(owner: owner, latest: latest)
+                // A change committed while the group did not exist was announced to no one.
+                Task { await self.refresh(tag) }
+            }
+        }
+        device.send(welcome(groups[tag]!.latest))
+        groups[tag]!.devices[device.id] = device
+    }
+
+    func leave(_ device: DeviceOutbox, owner: Owner) {
+        let tag = owner.tag
+        groups[tag]?.devices[device.id] = nil
+        if groups[tag]?.devices.isEmpty == true, groups[tag]?.isFetching == false {
+            groups[tag] = nil
+        }
+    }
+
+    /// An announcement: `<tag> <seq> <commit ms>`.
+    private func announced(_ payload: String) {
+        let parts = payload.split(separator: " ")
+        guard parts.count == 3, let seq = Int64(parts[1]), let committed = Int64(parts[2]) else { return }
+        let tag = String(parts[0])
+        guard let group = groups[tag], seq > group.latest else { return }
+        Task { await self.refresh(tag, committedAt: committed) }
+    }
+
+    /// Fetches the group's changes after the last number it sent and queues them to its devices.
+    private func refresh(_ tag: String, committedAt committed: Int64? = nil) async {
+        guard var group = groups[tag] else { return }
+        guard !group.isFetching else {
+            groups[tag]?.isStale = true
+            return
+        }
+        group.isFetching = true
+        groups[tag] = group
+        repeat {
+            groups[tag]?.isStale = false
+            guard let since = groups[tag]?.latest else { return }
+            do {
+                let (records, more) = try await storage.changes(of: group.owner, after: since)
+                if let last = records.last?.seq {
+                    groups[tag]?.latest = last
+                    let message = ServerMessage(kind: .changed, latest: last, records: records)
+                    for device in groups[tag]?.devices.values ?? [:].values {
+                        device.send(message)
+                    }
+                    metrics.broadcast(records: records.count, committedAt: committed)
+                }
+                if more { groups[tag]?.isStale = true }
+            } catch {
+                logger.warning("could not fetch changes of \(group.owner): \(String(reflecting: error))")
+                break
+            }
+        } while groups[tag]?.isStale == true
+        groups[tag]?.isFetching = false
+        if groups[tag]?.devices.isEmpty == true {
+            groups[tag] = nil
+        }
+    }
+
+    /// Refreshes every group: after the listener (re)connects, announcements may have been missed.
+    private func refreshAll() {
+        for tag in groups.keys {
+            Task { await self.refresh(tag) }
+        }
+    }
+
+    // MARK: Listening
+
+    nonisolated func run() async throws {
+        let shortest = Duration.milliseconds(100)
+        var delay = shortest
+        while !Task.isCancelledOrShuttingDown {
+            let listened = ContinuousClock.now
+            do {
+                try await cancelWhenGracefulShutdown {
+                    try await self.listen()
+                }
+            } catch {
+                guard !Task.isCancelledOrShuttingDown else { break }
+                logger.warning("the change listener lost PostgreSQL: \(String(reflecting: error)); retrying")
+            }
+            guard !Task.isCancelledOrShuttingDown else { break }
+            // A connection that lasted starts the back-off over.
+            delay = listened.duration(to: .now) > .seconds(10) ? shortest : min(delay * 2, .seconds(5))
+            try? await Task.sleep(for: delay * Double.random(in: 0.8...1.2))
+        }
+    }
+
+    private nonisolated func listen() async throws {
+        let connection = try await PostgresConnection.connect(
+            configuration: listenerConfiguration, id: 0, logger: logger)
+        defer { Task { try? await connection.close() } }
+        try await connection.listen(on: ServiceSchema.channel) { notifications in
+            await self.refreshAll()
+            for try await notification in notifications {
+                await self.announced(notification.payload)
+            }
+        }
+    }
+
+    /// The devices connected to this instance.
+    var deviceCount: Int { groups.values.reduce(0) { $0 + $1.devices.count } }
+}
+
+extension Task where Success == Never, Failure == Never {
+    static var isCancelledOrShuttingDown: Bool { isCancelled || isShuttingDownGracefully }
+}

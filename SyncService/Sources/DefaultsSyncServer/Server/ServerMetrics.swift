@@ -1,0 +1,45 @@
+import Foundation
+import Metrics
+import Synchronization
+
+/// The server's metrics, through swift-metrics (the command exports them at `/metrics` for
+/// Prometheus): connections, messages, refusals and the lag from a commit to its fan-out.
+final class ServerMetrics: Sendable {
+    private let connectionCount = Atomic<Int>(0)
+    private let connections = Gauge(label: "defaults_sync_connections")
+    private let accepted = Counter(label: "defaults_sync_connections_total")
+    private let unauthorized = Counter(label: "defaults_sync_unauthorized_total")
+    private let refusedRecords = Counter(label: "defaults_sync_refused_records_total")
+    private let rateLimited = Counter(label: "defaults_sync_rate_limited_total")
+    private let broadcastRecords = Counter(label: "defaults_sync_broadcast_records_total")
+    private let lag = Metrics.Timer(label: "defaults_sync_fanout_lag")
+    private let messageCounters: [String: Counter] = Dictionary(
+        uniqueKeysWithValues: ["stamps", "records", "changes", "push", "malformed"].map {
+            ($0, Counter(label: "defaults_sync_messages_total", dimensions: [("kind", $0)]))
+        })
+
+    var currentConnections: Int { connectionCount.load(ordering: .relaxed) }
+
+    func connected() {
+        accepted.increment()
+        connections.record(connectionCount.add(1, ordering: .relaxed).newValue)
+    }
+
+    func disconnected() {
+        connections.record(connectionCount.subtract(1, ordering: .relaxed).newValue)
+    }
+
+    func refusedToken() { unauthorized.increment() }
+    func limited() { rateLimited.increment() }
+    func refused(_ count: Int) { refusedRecords.increment(by: count) }
+    func message(_ kind: String) { messageCounters[kind]?.increment() }
+
+    /// Records sent to a group's devices, committed at `committed` (ms since 1970) when known.
+    func broadcast(records: Int, committedAt committed: Int64?) {
+        broadcastRecords.increment(by: records)
+        if let committed {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            lag.recordMilliseconds(max(0, now - committed))
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import ArgumentParser
+import DefaultsSyncProtocol
+import DefaultsSyncServer
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+
+@main
+struct ServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "defaults-sync-server",
+        abstract: "Syncs each user's settings across their machines, for apps using swift-defaults.",
+        discussion: """
+            Every option of `serve` can also come from the environment: DEFAULTS_SYNC_<OPTION>, in \
+            capitals with underscores (DEFAULTS_SYNC_DATABASE_URL, DEFAULTS_SYNC_PORT, ...). An option \
+            on the command line wins.
+            """,
+        subcommands: [Serve.self, Token.self])
+}
+
+/// An option's value: the command line's, else the environment's `DEFAULTS_SYNC_<NAME>`.
+func setting(_ given: String?, _ name: String) -> String? {
+    given ?? ProcessInfo.processInfo.environment["DEFAULTS_SYNC_\(name)"].flatMap { $0.isEmpty ? nil : $0 }
+}
+
+func number<Value: LosslessStringConvertible>(_ given: String?, _ name: String, default value: Value) throws -> Value {
+    guard let text = setting(given, name) else { return value }
+    guard let parsed = Value(text) else {
+        throw ValidationError("\(name.lowercased().replacingOccurrences(of: "_", with: "-")): \"\(text)\" is not a number")
+    }
+    return parsed
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Runs one instance of the service.")
+
+    @Option(help: "PostgreSQL: postgres://user:password@host:5432/database (env DEFAULTS_SYNC_DATABASE_URL).")
+    var databaseURL: String?
+    @Option(help: "The address to listen on (default 127.0.0.1).") var host: String?
+    @Option(help: "The port (default 8080; 0 picks a free one).") var port: String?
+    @Option(help: "The file of the key tokens are signed with: 32 random bytes or more.") var tokenKeyFile: String?
+    @Option(help: "A PEM certificate chain, to serve wss:// directly.") var tlsCertificate: String?
+    @Option(help: "The PEM private key of --tls-certificate.") var tlsKey: String?
+    @Option(help: "The largest value, in bytes (default 1048576).") var maxValueBytes: String?
+    @Option(help: "The most bytes of values per user and namespace (default 1048576).") var maxNamespaceBytes: String?
+    @Option(help: "The most keys per user and namespace (default 1024).") var maxNamespaceKeys: String?
+    @Option(help: "The largest message, in bytes (default 4194304).") var maxMessageBytes: String?
+    @Option(help: "Messages a second per connection, on average (default 50).") var rateLimit: String?
+    @Option(help: "Seconds between pings; a device that does not answer is disconnected (default 30).")
+    var pingInterval: String?
+    @Option(help: "The most database connections of this instance (default 20).") var databaseConnections: String?
+    @Option(help: "trace, debug, info, notice, warning, error or critical (default info).") var logLevel: String?
+
+    func run() async throws {
+        guard let databaseURL = setting(databaseURL, "DATABASE_URL") else {
+            throw ValidationError("Give --database-url (or DEFAULTS_SYNC_DATABASE_URL)")
+        }
+        guard let tokenKeyFile = setting(tokenKeyFile, "TOKEN_KEY_FILE") else {
+            throw ValidationError("Give --token-key-file (or DEFAULTS_SYNC_TOKEN_KEY_FILE)")
+        }
+        var configuration = SyncServerConfiguration(databaseURL: databaseURL, tokenKeyFile: tokenKeyFile)
+        configuration.host = setting(host, "HOST") ?? configuration.host
+        configuration.port = try number(port, "PORT", default: configuration.port)
+        configuration.tlsCertificateFile = setting(tlsCertificate, "TLS_CERTIFICATE")
+        configuration.tlsKeyFile = setting(tlsKey, "TLS_KEY")
+        guard (configuration.tlsCertificateFile == nil) == (configuration.tlsKeyFile == nil) else {
+            throw ValidationError("Give both --tls-certificate and --tls-key, or neither")
+        }
+        var limits = configuration.limits
+        limits.valueBytes = try number(maxValueBytes, "MAX_VALUE_BYTES", default: limits.valueBytes)
+        limits.namespaceBytes = try number(maxNamespaceBytes, "MAX_NAMESPACE_BYTES", default: limits.namespaceBytes)
+        limits.namespaceKeys = try number(maxNamespaceKeys, "MAX_NAMESPACE_KEYS", default: limits.namespaceKeys)
+        limits.messageBytes = try number(maxMessageBytes, "MAX_MESSAGE_BYTES", default: limits.messageBytes)
+        limits.messagesPerSecond = try number(rateLimit, "RATE_LIMIT", default: limits.messagesPerSecond)
+        guard limits.valueBytes > 0, limits.namespaceBytes > 0, limits.namespaceKeys > 0,
+            limits.messageBytes >= 1024, limits.messagesPerSecond > 0
+        else {
+            throw ValidationError("Limits must be positive, and a message at least 1024 bytes")
+        }
+        configuration.limits = limits
+        let ping = try number(pingInterval, "PING_INTERVAL", default: 30.0)
+        guard ping > 0 else { throw ValidationError("--ping-interval must be positive") }
+        configuration.pingInterval = .milliseconds(Int(ping * 1000))
+        configuration.databaseConnections = try number(
+            databaseConnections, "DATABASE_CONNECTIONS", default: configuration.databaseConnections)
+
+        let levelName = setting(logLevel, "LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw ValidationError("--log-level: \"\(levelName)\" is not a log level")
+        }
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "defaults-sync-server")
+        logger.logLevel = level
+
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let host = configuration.host
+        try await SyncServer.run(configuration, logger: logger, metricsPage: { registry.emitToString() }) { port in
+            // The one line on stdout: scripts and tests read the port from it.
+            FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+        }
+    }
+}
+
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Prints a signed token for one user and namespace on stdout, and nothing else.")
+
+    @Option(help: "The file of the key the servers verify tokens with.") var keyFile: String
+    @Option(help: "The user whose settings the token reads and writes.") var user: String
+    @Option(help: "The namespace, for example the app's identifier.") var namespace: String
+    @Option(help: "How long the token is valid: 30d, 12h, 15m or 90s (default 30d).") var expiresIn = "30d"
+
+    func run() async throws {
+        guard !user.isEmpty, !namespace.isEmpty else { throw ValidationError("--user and --namespace must not be empty") }
+        guard let lifetime = Self.duration(expiresIn) else {
+            throw ValidationError("--expires-in: \"\(expiresIn)\" is not a duration such as 30d, 12h, 15m or 90s")
+        }
+        let tokens = try await AccessTokens(keyFile: keyFile)
+        print(try await tokens.sign(user: user, namespace: namespace, lifetime: lifetime))
+    }
+
+    static func duration(_ text: String) -> Duration? {
+        guard let unit = text.last, let count = Int64(text.dropLast()) else { return nil }
+        let seconds: Int64? =
+            switch unit {
+            case "d": 86_400
+            case "h": 3_600
+            case "m": 60
+            case "s": 1
+            default: nil
+            }
+        guard let seconds, count >= 0 else { return nil }
+        return .seconds(count * seconds)
+    }
+}

@@ -1,0 +1,1 @@
+../../Tests/postgres-cluster.sh
