@@ -47,7 +47,8 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
         rootCertificate = query["sslrootcert"]
         guard ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(sslMode) else {
             throw PostgresSyncError(
-                "The database URL's sslmode \"\(sslMode)\" is not one of disable, prefer, require, verify-ca, verify-full")
+                "The database URL's sslmode \"\(sslMode)\" is not one of disable, prefer, require, verify-ca, verify-full"
+            )
         }
         if let directory = query["host"], directory.hasPrefix("/") {
             unixSocketPath = "\(directory)/.s.PGSQL.\(port)"

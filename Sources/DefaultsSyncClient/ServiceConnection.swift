@@ -155,10 +155,11 @@ final class ServiceConnection: DefaultsSyncStore {
         message.id = nextID.add(1, ordering: .relaxed).newValue
         let id = message.id
         let reply = PendingReply()
-        guard let outbound = session.withLock({ session -> WebSocketOutboundWriter? in
-            session?.pending[id] = reply
-            return session?.outbound
-        })
+        guard
+            let outbound = session.withLock({ session -> WebSocketOutboundWriter? in
+                session?.pending[id] = reply
+                return session?.outbound
+            })
         else { throw SyncServiceError.notConnected }
         let timeout = options.responseTimeout
         let answer = try await withThrowingTaskGroup(of: ServerMessage.self) { group in
@@ -271,7 +272,8 @@ final class ServiceConnection: DefaultsSyncStore {
         var size = 0
         for record in records {
             // Base64 makes 4 bytes of 3, escapes at most 6 of 1 in the name; 100 for the rest.
-            let estimate = (record.value?.count ?? 0) * 4 / 3 + record.key.utf8.count * 6 + record.origin.utf8.count + 100
+            let estimate =
+                (record.value?.count ?? 0) * 4 / 3 + record.key.utf8.count * 6 + record.origin.utf8.count + 100
             if !batch.isEmpty, batch.count >= pushBatch || size + estimate > bytes {
                 batches.append(batch)
                 batch = []

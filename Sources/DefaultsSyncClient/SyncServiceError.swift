@@ -1,6 +1,6 @@
 import Foundation
 
-/// Why the sync service could not be used; ``Defaults/iCloud``'s status and the log show it.
+/// Why the sync service could not be used; `Defaults.iCloud.status` and the log show it.
 public enum SyncServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The URL is not `ws://host:port` or `wss://host`.
     case invalidURL(String)

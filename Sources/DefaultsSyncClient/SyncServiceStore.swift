@@ -19,7 +19,7 @@ import NIOSSL
 /// - Reconnects with back-off and jitter; after each reconnection fetches only the changes the
 ///   server numbered after the last one this device saw. Pushes and fetches in batches.
 /// - With a `passphrase`, values are sealed and key names hashed on the device
-///   (``EncryptedSyncStore``): neither reaches the server nor its database in clear.
+///   (`EncryptedSyncStore`): neither reaches the server nor its database in clear.
 public final class SyncServiceStore: DefaultsSyncStore {
     /// The server and the token's user and namespace; never the token.
     public let description: String

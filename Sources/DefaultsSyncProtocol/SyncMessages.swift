@@ -186,7 +186,8 @@ public struct ServiceLimits: Codable, Sendable, Hashable {
         valueBytes: 1_048_576, namespaceBytes: 1_048_576, namespaceKeys: 1024, messageBytes: 4 * 1_048_576,
         messagesPerSecond: 50)
 
-    public init(valueBytes: Int, namespaceBytes: Int, namespaceKeys: Int, messageBytes: Int, messagesPerSecond: Double) {
+    public init(valueBytes: Int, namespaceBytes: Int, namespaceKeys: Int, messageBytes: Int, messagesPerSecond: Double)
+    {
         self.valueBytes = valueBytes
         self.namespaceBytes = namespaceBytes
         self.namespaceKeys = namespaceKeys

@@ -58,7 +58,8 @@ if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEm
         // --fast-reconnect: tests do not wait half a minute to notice a server that stopped answering.
         let isFast = options["--fast-reconnect"] != nil
         let namespace = options["--namespace"] ?? "sync-helper"
-        let reconnectDelays = isFast ? .milliseconds(100)...(.milliseconds(400)) : Duration.milliseconds(250)...(.seconds(30))
+        let reconnectDelays =
+            isFast ? .milliseconds(100)...(.milliseconds(400)) : Duration.milliseconds(250)...(.seconds(30))
         var store: any DefaultsSyncStore
         if url.hasPrefix("ws") {
             var service = SyncServiceStore.Options()
@@ -79,11 +80,11 @@ if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEm
             }
         }
         #if SYNC_SERVICE_PACKAGE
-            // Built by the SyncService package, which cannot reach this package's `package` API.
-            Defaults.iCloud.use(store)
+        // Built by the SyncService package, which cannot reach this package's `package` API.
+        Defaults.iCloud.use(store)
         #else
-            let offset = Double(options["--clock-offset"] ?? "0") ?? 0
-            Defaults.iCloud.use(store, clock: HybridLogicalClock(wallClock: { Date().addingTimeInterval(offset) }))
+        let offset = Double(options["--clock-offset"] ?? "0") ?? 0
+        Defaults.iCloud.use(store, clock: HybridLogicalClock(wallClock: { Date().addingTimeInterval(offset) }))
         #endif
     } catch {
         reply("error \(error)")

@@ -27,7 +27,8 @@ func setting(_ given: String?, _ name: String) -> String? {
 func number<Value: LosslessStringConvertible>(_ given: String?, _ name: String, default value: Value) throws -> Value {
     guard let text = setting(given, name) else { return value }
     guard let parsed = Value(text) else {
-        throw ValidationError("\(name.lowercased().replacingOccurrences(of: "_", with: "-")): \"\(text)\" is not a number")
+        throw ValidationError(
+            "\(name.lowercased().replacingOccurrences(of: "_", with: "-")): \"\(text)\" is not a number")
     }
     return parsed
 }
@@ -96,10 +97,12 @@ struct Serve: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let host = configuration.host
-        try await SyncServer.run(configuration, logger: logger, metricsPage: { registry.emitToString() }) { port in
-            // The one line on stdout: scripts and tests read the port from it.
-            FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
-        }
+        try await SyncServer.run(
+            configuration, logger: logger, metricsPage: { registry.emitToString() },
+            listening: { port in
+                // The one line on stdout: scripts and tests read the port from it.
+                FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+            })
     }
 }
 
@@ -113,7 +116,9 @@ struct Token: AsyncParsableCommand {
     @Option(help: "How long the token is valid: 30d, 12h, 15m or 90s (default 30d).") var expiresIn = "30d"
 
     func run() async throws {
-        guard !user.isEmpty, !namespace.isEmpty else { throw ValidationError("--user and --namespace must not be empty") }
+        guard !user.isEmpty, !namespace.isEmpty else {
+            throw ValidationError("--user and --namespace must not be empty")
+        }
         guard let lifetime = Self.duration(expiresIn) else {
             throw ValidationError("--expires-in: \"\(expiresIn)\" is not a duration such as 30d, 12h, 15m or 90s")
         }

@@ -18,7 +18,10 @@ struct AccountsTests {
         // The token command prints the token and nothing else.
         let printed = try ChildProcess.run(
             SyncServerProcess.executable,
-            ["token", "--key-file", key.path, "--user", "alice", "--namespace", "com.example.app", "--expires-in", "1h"])
+            [
+                "token", "--key-file", key.path, "--user", "alice", "--namespace", "com.example.app", "--expires-in",
+                "1h",
+            ])
         #expect(printed.status == 0)
         let alice = printed.output.trimmingCharacters(in: .newlines)
         #expect(!alice.contains("\n") && alice.split(separator: ".").count == 3)

@@ -38,7 +38,8 @@ public struct AccessTokens: Sendable {
     /// A token for `user`'s settings in `namespace`, valid for `lifetime`.
     public func sign(user: String, namespace: String, lifetime: Duration, now: Date = Date()) async throws -> String {
         // Whole seconds, as JWTs usually carry them.
-        let expires = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + Double(lifetime.components.seconds)).rounded(.down))
+        let expires = Date(
+            timeIntervalSince1970: (now.timeIntervalSince1970 + Double(lifetime.components.seconds)).rounded(.down))
         return try await keys.sign(
             AccessTokenPayload(
                 subject: SubjectClaim(value: user), namespace: namespace, expiration: ExpirationClaim(value: expires)))

@@ -77,7 +77,8 @@ struct DeviceSession {
                 return ServerMessage(kind: .reply, id: request.id, stamps: try await storage.stamps(of: owner))
             case .records:
                 return ServerMessage(
-                    kind: .reply, id: request.id, records: try await storage.records(of: owner, keys: request.keys ?? []))
+                    kind: .reply, id: request.id,
+                    records: try await storage.records(of: owner, keys: request.keys ?? []))
             case .changes:
                 let (records, more) = try await storage.changes(of: owner, after: request.after ?? 0)
                 let latest = try await storage.latest(of: owner)
@@ -94,7 +95,8 @@ struct DeviceSession {
             logger.warning("\(request.kind.rawValue) of \(owner) failed: \(String(reflecting: error))")
             return ServerMessage(
                 kind: .failure, id: request.id,
-                error: ServiceFailure(.unavailable, "the database did not answer; try again", retryAfterMilliseconds: 1000))
+                error: ServiceFailure(
+                    .unavailable, "the database did not answer; try again", retryAfterMilliseconds: 1000))
         }
     }
 

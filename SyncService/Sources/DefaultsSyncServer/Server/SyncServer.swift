@@ -41,7 +41,8 @@ public enum SyncServer {
         let router = Router()
         router.get("/health") { _, _ -> Response in
             let healthy = await answers(client, logger: logger)
-            let body = "{\"status\":\"\(healthy ? "ok" : "database unavailable")\",\"connections\":\(metrics.currentConnections)}\n"
+            let body =
+                "{\"status\":\"\(healthy ? "ok" : "database unavailable")\",\"connections\":\(metrics.currentConnections)}\n"
             return Response(
                 status: healthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: body)))

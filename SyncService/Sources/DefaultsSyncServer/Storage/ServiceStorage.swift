@@ -95,7 +95,8 @@ public final class ServiceStorage: Sendable {
     private func select(_ condition: PostgresQuery, on connection: PostgresConnection) async throws -> [WireRecord] {
         // A fixed column list before the caller's parameterized condition.
         let query = PostgresQuery(
-            unsafeSQL: "SELECT key, value, clock_wall, clock_counter, clock_origin, seq FROM defaults_sync_service_values "
+            unsafeSQL:
+                "SELECT key, value, clock_wall, clock_counter, clock_origin, seq FROM defaults_sync_service_values "
                 + condition.sql,
             binds: condition.binds)
         var records: [WireRecord] = []
@@ -224,7 +225,8 @@ struct Usage {
         keys += (record.value != nil ? 1 : 0) - (previous != nil ? 1 : 0)
         bytes += (record.value?.count ?? 0) - (previous ?? 0)
         stored[record.key] = (
-            record.value?.count, WireStamp(key: record.key, wall: record.wall, counter: record.counter, origin: record.origin)
+            record.value?.count,
+            WireStamp(key: record.key, wall: record.wall, counter: record.counter, origin: record.origin)
         )
     }
 }

@@ -23,6 +23,14 @@ final class SyncServerProcess: Sendable {
         self.port = bound
     }
 
+    /// The devices connected, as `GET /health` says.
+    func connections() async throws -> Int {
+        let result = try ChildProcess.run(
+            "/usr/bin/curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(port)/health"], timeout: .seconds(20))
+        struct Health: Decodable { var connections: Int }
+        return try JSONDecoder().decode(Health.self, from: result.outputData).connections
+    }
+
     /// What the server logged so far.
     var log: String { child.error }
 
@@ -51,7 +59,9 @@ struct TokenKey: Sendable {
 /// nginx from Debian's package in front of server instances, on a free loopback port: a device
 /// connected through it moves to another instance when its own goes away.
 final class NginxProxy: Sendable {
-    static let executable = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let executable = ["/usr/sbin/nginx", "/usr/bin/nginx"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
     static var isAvailable: Bool { executable != nil }
 
     let child: ChildProcess
@@ -60,7 +70,8 @@ final class NginxProxy: Sendable {
 
     init(upstreams: [Int], in directory: TemporaryDirectory) async throws {
         let prefix = directory.url.appendingPathComponent("nginx-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: prefix.appendingPathComponent("logs"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: prefix.appendingPathComponent("logs"), withIntermediateDirectories: true)
         var lastError: (any Error)?
         for _ in 0..<3 {
             let port = try PostgresCluster.freePort()

@@ -1,0 +1,104 @@
+import DefaultsSyncProtocol
+import Foundation
+import TestSupport
+import Testing
+import WSClient
+
+/// Quotas, the message size and the rate limit refuse clearly, and lose nothing already stored.
+@Suite(.serialized, .enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"), .postgresCluster)
+struct LimitsTests {
+    @Test func aKeyOverTheQuotaIsRefusedByNameAndEveryOtherKeyStays() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(
+            database: cluster.url, keyFile: key.path,
+            options: ["--max-namespace-keys", "5", "--max-namespace-bytes", "4000"])
+        let token = try await key.token(user: "quota")
+        let machine = try await SyncProcess(
+            configDirectory: directory.machine("one"), url: server.url, namespace: "-", token: token)
+        try await machine.send("fill k 5 v", answer: "ok")
+        try await machine.waitForSync()
+        try await machine.set("sixth", "over")
+        let status = try await machine.send("wait-at-most 30", answer: "status")
+        #expect(status.contains("refused=1"), "\(status)")
+        #expect(status.contains("quota"), "\(status)")
+        // Bytes: one value that would take the namespace over 4,000 bytes.
+        try await machine.send("big k-0 5000", answer: "ok")
+        let bigger = try await machine.send("wait-at-most 30", answer: "status")
+        #expect(bigger.contains("refused=2") && bigger.contains("bytes"), "\(bigger)")
+        // What was stored is still there, for a new machine too.
+        let other = try await SyncProcess(
+            configDirectory: directory.machine("two"), url: server.url, namespace: "-", token: token)
+        try await waitUntil("the five stored keys on a new machine") {
+            try await other.send("count k 5 v", answer: "count") == "count 5"
+        }
+        #expect(try await other.get("sixth") == "(nil)")
+        #expect(
+            try cluster.query(
+                "SELECT count(*) FROM defaults_sync_service_values WHERE user_id = 'quota'", database: "defaults_sync")
+                == ["5"])
+    }
+
+    @Test func aMessageOverTheLimitClosesTheConnectionAndStoresNothing() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(
+            database: cluster.url, keyFile: key.path, options: ["--max-message-bytes", "4096"])
+        let token = try await key.token(user: "big")
+        let push = DeviceMessage(
+            id: 1, kind: .push,
+            records: [WireRecord(key: "huge", value: Data(count: 8000), wall: 1, counter: 0, origin: "raw")])
+        let closed = try await RawDevice.connect(server.url, token: token) { inbound, outbound in
+            var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+            var messages = [try await RawDevice.next(&iterator)].compactMap { $0 }
+            try await outbound.write(.text(try SyncProtocol.encode(push)))
+            // The server closes the connection: nothing more comes.
+            while let message = try? await RawDevice.next(&iterator) {
+                messages.append(message)
+            }
+            return messages
+        }
+        #expect(closed.code == .messageTooLarge, "\(String(describing: closed.code)) \(closed.reason ?? "")")
+        #expect(closed.messages.map(\.kind) == [.welcome])
+        #expect(
+            try cluster.query(
+                "SELECT count(*) FROM defaults_sync_service_values WHERE user_id = 'big'", database: "defaults_sync")
+                == ["0"])
+    }
+
+    @Test func messagesOverTheRateAreRefusedWithWhenToRetryAndTheOthersAnswered() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(
+            database: cluster.url, keyFile: key.path, options: ["--rate-limit", "2"])
+        let token = try await key.token(user: "fast")
+        let closed = try await RawDevice.connect(server.url, token: token) { inbound, outbound in
+            var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+            var messages: [ServerMessage] = []
+            for id in 1...20 {
+                let push = DeviceMessage(
+                    id: id, kind: .push,
+                    records: [
+                        WireRecord(key: "k\(id)", value: Data("v".utf8), wall: Int64(id), counter: 0, origin: "raw")
+                    ])
+                try await outbound.write(.text(try SyncProtocol.encode(push)))
+            }
+            while messages.count < 21, let message = try await RawDevice.next(&iterator) {
+                messages.append(message)
+            }
+            try await outbound.close(.normalClosure, reason: nil)
+            return messages
+        }
+        let replies = closed.messages.filter { $0.kind == .reply }
+        let limited = closed.messages.filter { $0.kind == .failure }
+        #expect(limited.count >= 10, "\(closed.messages.map(\.kind))")
+        #expect(limited.allSatisfy { $0.error?.code == .rateLimited && ($0.error?.retryAfterMilliseconds ?? 0) > 0 })
+        #expect(Set(limited.compactMap(\.id)).count == limited.count)
+        let stored = try cluster.query(
+            "SELECT count(*) FROM defaults_sync_service_values WHERE user_id = 'fast'", database: "defaults_sync")
+        #expect(stored == ["\(replies.count)"])
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Instances come and go, PostgreSQL restarts: devices reconnect, and nothing acknowledged is lost.
+@Suite(.serialized, .enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"), .postgresCluster)
+struct ResilienceTests {
+    @Test(.enabled(if: NginxProxy.isAvailable, "needs Debian's nginx package"))
+    func killingAnInstanceWhileMachinesWriteThroughItLosesNothingAcknowledged() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let first = try await SyncServerProcess(
+            database: cluster.url, keyFile: key.path, options: ["--ping-interval", "1"])
+        let second = try await SyncServerProcess(
+            database: cluster.url, keyFile: key.path, options: ["--ping-interval", "1"])
+        let proxy = try await NginxProxy(upstreams: [first.port, second.port], in: directory)
+        let token = try await key.token(user: "grace")
+        let writer = try await SyncProcess(
+            configDirectory: directory.machine("writer"), url: proxy.url, namespace: "-", token: token)
+        try await writer.waitForSync()
+        // The instance the writer is connected to is the one killed.
+        let writersInstance = try await first.connections() == 1 ? first : second
+        #expect(try await first.connections() + second.connections() == 1)
+        let reader = try await SyncProcess(
+            configDirectory: directory.machine("reader"), url: proxy.url, namespace: "-", token: token)
+        // Acknowledged: `wait` returns once the service stored every change.
+        try await writer.send("fill before 200 v", answer: "ok")
+        try await writer.waitForSync()
+        let writing = Task {
+            for round in 0..<10 {
+                try await writer.send("fill during-\(round) 20 v", answer: "ok")
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        writersInstance.kill()
+        try await writing.value
+        try await writer.send("fill after 200 v", answer: "ok")
+        try await writer.waitForSync()
+        let prefixes = ["before"] + (0..<10).map { "during-\($0)" } + ["after"]
+        for prefix in prefixes {
+            let count = prefix.hasPrefix("during") ? 20 : 200
+            try await waitUntil("\(prefix) on the reader") {
+                try await reader.send("count \(prefix) \(count) v", answer: "count") == "count \(count)"
+            }
+        }
+        let stored = try cluster.query(
+            "SELECT count(*) FROM defaults_sync_service_values WHERE user_id = 'grace'", database: "defaults_sync")
+        #expect(stored == ["600"])
+        _ = (second, proxy)
+    }
+
+    @Test func restartingPostgreSQLWhileBothInstancesRunConverges() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let first = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        let second = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        let token = try await key.token(user: "heidi")
+        let one = try await SyncProcess(
+            configDirectory: directory.machine("one"), url: first.url, namespace: "-", token: token)
+        let two = try await SyncProcess(
+            configDirectory: directory.machine("two"), url: second.url, namespace: "-", keys: ["k"], token: token)
+        try await one.set("k", "before")
+        try await two.waitUntil("k", is: "before")
+        try cluster.stop(mode: .immediate)
+        try await one.set("k", "while-down")
+        try await two.set("other", "from-two-while-down")
+        try await Task.sleep(for: .seconds(1))
+        try cluster.restart()
+        try await two.waitUntil("k", is: "while-down")
+        try await one.waitUntil("other", is: "from-two-while-down")
+        // The instances listen again: a change after the restart still reaches the other instance.
+        try await two.set("k", "after")
+        try await one.waitUntil("k", is: "after")
+    }
+
+    @Test func sigtermClosesEveryConnectionAndTheInstanceExits() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        let token = try await key.token(user: "ivan")
+        let machine = try await SyncProcess(
+            configDirectory: directory.machine("one"), url: server.url, namespace: "-", token: token)
+        try await machine.set("k", "v")
+        try await machine.waitForSync()
+        server.child.signal(SIGTERM)
+        let termination = try await server.child.wait(timeout: .seconds(30))
+        #expect(termination == .exited(0), "\(termination); \(server.log.suffix(2000))")
+        try await waitUntil("the machine to notice") {
+            try await machine.send("status", answer: "status").contains("connected=false")
+        }
+    }
+}
