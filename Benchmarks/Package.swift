@@ -41,12 +41,14 @@ let package = Package(
             path: "Benchmarks/Allocations",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // P8: sync latency and convergence through PostgreSQL, between real processes.
+        // P8, P10, P11: sync latency and convergence through PostgreSQL and through the sync
+        // service (built from ../SyncService), between real processes.
         .executableTarget(
             name: "SyncLatency",
             dependencies: [
                 .product(name: "Defaults", package: "swift-defaults"),
                 .product(name: "DefaultsPostgres", package: "swift-defaults"),
+                .product(name: "DefaultsSyncClient", package: "swift-defaults"),
             ]
         ),
         .executableTarget(

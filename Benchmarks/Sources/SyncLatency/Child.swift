@@ -1,5 +1,6 @@
 import Defaults
 import DefaultsPostgres
+import DefaultsSyncClient
 import Foundation
 
 /// The child processes of the benchmark: one "machine" each.
@@ -9,9 +10,12 @@ enum Child {
     }
 
     static func run(role: String, arguments: [String]) async {
-        guard let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"],
-            let namespace = ProcessInfo.processInfo.environment["P8_NAMESPACE"],
-            let store = try? PostgresSyncStore(url: url, namespace: namespace)
+        if role == "p11" {
+            return await P11Devices.run(arguments.compactMap { Int($0) })
+        }
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = environment["DEFAULTS_SYNC_URL"], let namespace = environment["P8_NAMESPACE"],
+            let store = try? makeStore(url: url, namespace: namespace, token: environment["P8_TOKEN"])
         else {
             reply("error no store")
             return
@@ -42,6 +46,8 @@ enum Child {
             reply("ready")
             while let line = readLine(), line != "quit" {}
             observation.invalidate()
+        case "witness":
+            await P11Devices.witness(arguments.compactMap { Int($0) }, suite: suite)
         case "bulk":
             await bulk(arguments.compactMap { Int($0) }, suite: suite, store: store)
         case "lazy-bulk":
@@ -53,8 +59,16 @@ enum Child {
         }
     }
 
+    /// PostgreSQL directly, or the sync service (a `ws://` URL, with a token).
+    static func makeStore(url: String, namespace: String, token: String?) throws -> any DefaultsSyncStore {
+        if url.hasPrefix("ws") {
+            return try SyncServiceStore(url: url, token: token ?? "")
+        }
+        return try PostgresSyncStore(url: url, namespace: namespace)
+    }
+
     /// Writes this writer's keys when told to, then waits until every writer's keys arrived.
-    static func bulk(_ numbers: [Int], suite: FileSuite, store: PostgresSyncStore) async {
+    static func bulk(_ numbers: [Int], suite: FileSuite, store: any DefaultsSyncStore) async {
         guard numbers.count == 3 else { return }
         let (me, writers, writesEach) = (numbers[0], numbers[1], numbers[2])
         let keys = (0..<writers).map { writer in
@@ -108,7 +122,7 @@ enum Child {
     }
 
     /// P10's floor: the same upserts sent by one connection of the store, in batches of 500.
-    static func floor(_ numbers: [Int], store: PostgresSyncStore) async {
+    static func floor(_ numbers: [Int], store: any DefaultsSyncStore) async {
         guard numbers.count == 2 else { return }
         let (writers, writesEach) = (numbers[0], numbers[1])
         let connected = AsyncStream<Void>.makeStream()

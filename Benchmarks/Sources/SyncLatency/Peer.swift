@@ -11,7 +11,7 @@ final class Peer: Sendable {
     private let input: FileHandle
     private let lines = Mutex<(complete: [String], partial: String, read: Int)>(([], "", 0))
 
-    init(role: String, url: String, namespace: String, arguments: [String] = []) throws {
+    init(role: String, url: String, namespace: String, token: String? = nil, arguments: [String] = []) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = ["--child", role] + arguments
@@ -20,6 +20,7 @@ final class Peer: Sendable {
         environment["XDG_CONFIG_HOME"] = directory.path
         environment["DEFAULTS_SYNC_URL"] = url
         environment["P8_NAMESPACE"] = namespace
+        environment["P8_TOKEN"] = token
         process.environment = environment
         let stdin = Pipe()
         let stdout = Pipe()

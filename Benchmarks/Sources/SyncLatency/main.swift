@@ -1,6 +1,6 @@
 // P8: syncing through PostgreSQL, between real processes on this machine.
 //
-//   swift run -c release SyncLatency
+//   swift run -c release SyncLatency [P8] [P10] [P11]   (the sections named, or all)
 //
 // - Latency: a write in process A, seen by a `Defaults.observe` handler in process B; p50 and
 //   p99 over 500 changes (after 20 warm-up ones), one change at a time. Target: p99 <= 50 ms.
@@ -9,6 +9,16 @@
 // - P10: the same, with every key declared after connecting, one at a time (as lazily
 //   initialized `static let` keys are), against the floor: the same 4,000 upserts sent by one
 //   connection in batches of 500. Target: <= 5x the floor.
+//
+// Then the same through the sync service (two `defaults-sync-server` instances from
+// ../SyncService, built in release mode first when missing; machines alternate between them):
+// P8's latency and P10, against the same PostgreSQL floor; and
+// - P11: 1,000 device connections (250 users x 4 devices) over the 2 instances, each user writing
+//   one value a second for 30 s: p99 from a write to each of the user's other three devices
+//   receiving it <= 50 ms, none lost or duplicated, and the servers' resident memory per
+//   connection. 249 users' devices are bare `SyncServiceStore`s (4 processes of 249, timed at the
+//   store's report: a process holds one `Defaults.iCloud`); the last user's four are whole
+//   programs, 4 more processes, timed at their `Defaults.observe` handlers.
 //
 // Uses the server in $DEFAULTS_SYNC_URL, or starts a throwaway one with
 // ../Tests/postgres-cluster.sh (Debian's postgresql package). Each process has its own
@@ -22,41 +32,58 @@ if CommandLine.arguments.count > 2, CommandLine.arguments[1] == "--child" {
     exit(0)
 }
 
+let sections = Set(CommandLine.arguments.dropFirst().map { $0.uppercased() })
+/// Whether the command line asked for `section` (none named: every one).
+func wanted(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
+
 let namespace = "p8-\(UUID().uuidString.prefix(8))"
 let (url, cluster) = try Cluster.urlOrStart()
 defer { cluster.map(Cluster.destroy) }
 
-// Latency.
-let observer = try Peer(role: "observer", url: url, namespace: namespace)
-let writer = try Peer(role: "writer", url: url, namespace: namespace)
-_ = try observer.next { $0 == "ready" }
-_ = try writer.next { $0 == "ready" }
-var latencies: [Double] = []
-for index in 0..<520 {
-    writer.send("w \(index)")
-    let seen = try observer.next { $0.hasPrefix("seen \(index) ") }
-    if index >= 20, let nanoseconds = Double(seen.split(separator: " ")[2]) {
-        latencies.append(nanoseconds / 1e6)
-    }
+/// p50, p99 and the largest of `values`.
+func percentiles(_ values: [Double]) -> (p50: Double, p99: Double, max: Double) {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return (.nan, .nan, .nan) }
+    return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)], sorted.last!)
 }
-writer.send("quit")
-observer.send("quit")
-let sorted = latencies.sorted()
-let p50 = sorted[sorted.count / 2]
-let p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
-print(
-    "P8 latency (A writes, B's observer sees it), \(sorted.count) changes: "
-        + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", p50, p99, sorted.last ?? 0)
-        + " (target p99 <= 50 ms: \(p99 <= 50 ? "met" : "NOT met"))")
-fflush(nil)  // every stream: the figures must not wait in a buffer
+
+/// P8: 500 changes written in A, each timed until B's observer sees it.
+func latency(_ label: String, writer: Peer, observer: Peer) throws {
+    _ = try observer.next { $0 == "ready" }
+    _ = try writer.next { $0 == "ready" }
+    var latencies: [Double] = []
+    for index in 0..<520 {
+        writer.send("w \(index)")
+        let seen = try observer.next { $0.hasPrefix("seen \(index) ") }
+        if index >= 20, let nanoseconds = Double(seen.split(separator: " ")[2]) {
+            latencies.append(nanoseconds / 1e6)
+        }
+    }
+    writer.send("quit")
+    observer.send("quit")
+    let (p50, p99, largest) = percentiles(latencies)
+    print(
+        "P8 latency \(label) (A writes, B's observer sees it), \(latencies.count) changes: "
+            + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", p50, p99, largest)
+            + " (target p99 <= 50 ms: \(p99 <= 50 ? "met" : "NOT met"))")
+    fflush(nil)  // every stream: the figures must not wait in a buffer
+}
+
+if wanted("P8") {
+    try latency(
+        "through PostgreSQL", writer: try Peer(role: "writer", url: url, namespace: namespace),
+        observer: try Peer(role: "observer", url: url, namespace: namespace))
+}
 
 /// Starts `writers` children of `role`, tells them to go together, and returns the time until
 /// every one of them holds every value, and how many values were missing.
-func convergence(role: String, namespace: String, writers: Int, writesEach: Int) throws -> (
-    seconds: Double, lost: Int
-) {
+func convergence(
+    role: String, namespace: String, writers: Int, writesEach: Int, urls: [String] = [url], token: String? = nil
+) throws -> (seconds: Double, lost: Int) {
     let peers = try (0..<writers).map { index in
-        try Peer(role: role, url: url, namespace: namespace, arguments: ["\(index)", "\(writers)", "\(writesEach)"])
+        try Peer(
+            role: role, url: urls[index % urls.count], namespace: namespace, token: token,
+            arguments: ["\(index)", "\(writers)", "\(writesEach)"])
     }
     for peer in peers {
         _ = try peer.next(timeout: 300) { $0 == "ready" }
@@ -83,22 +110,121 @@ func convergence(role: String, namespace: String, writers: Int, writesEach: Int)
 // Convergence.
 let writers = 4
 let writesEach = 1000
-let bulk = try convergence(role: "bulk", namespace: namespace + "-bulk", writers: writers, writesEach: writesEach)
-print(
-    "P8 convergence, \(writers) writers x \(writesEach) writes: all \(writers * writesEach) values everywhere after "
-        + String(format: "%.2f s", bulk.seconds) + "; lost: \(bulk.lost)")
-fflush(nil)
+if wanted("P8") {
+    let bulk = try convergence(role: "bulk", namespace: namespace + "-bulk", writers: writers, writesEach: writesEach)
+    print(
+        "P8 convergence, \(writers) writers x \(writesEach) writes: all \(writers * writesEach) values everywhere after "
+            + String(format: "%.2f s", bulk.seconds) + "; lost: \(bulk.lost)")
+    fflush(nil)
+}
 
-// P10: keys declared after connecting.
-let lazy = try convergence(role: "lazy-bulk", namespace: namespace + "-lazy", writers: writers, writesEach: writesEach)
-let floorPeer = try Peer(
-    role: "floor", url: url, namespace: namespace + "-floor", arguments: ["\(writers)", "\(writesEach)"])
-let floorLine = try floorPeer.next(timeout: 300) { $0.hasPrefix("floor ") || $0.hasPrefix("error") }
-let floorSeconds = Double(floorLine.split(separator: " ").last ?? "") ?? .nan
-let p10 = lazy.seconds / floorSeconds
-print(
-    "P10 \(writers) machines x \(writesEach) writes, keys declared after connecting: all values everywhere after "
-        + String(
-            format: "%.2f s vs the floor's %.2f s (one connection, batches of 500): %.1fx", lazy.seconds, floorSeconds,
-            p10)
-        + "; lost: \(lazy.lost) (target <= 5x: \(lazy.lost == 0 && p10 <= 5 ? "met" : "NOT met"))")
+// P10: keys declared after connecting, against the floor.
+var floorSeconds = Double.nan
+if wanted("P10") {
+    let lazy = try convergence(
+        role: "lazy-bulk", namespace: namespace + "-lazy", writers: writers, writesEach: writesEach)
+    let floorPeer = try Peer(
+        role: "floor", url: url, namespace: namespace + "-floor", arguments: ["\(writers)", "\(writesEach)"])
+    let floorLine = try floorPeer.next(timeout: 300) { $0.hasPrefix("floor ") || $0.hasPrefix("error") }
+    floorSeconds = Double(floorLine.split(separator: " ").last ?? "") ?? .nan
+    reportP10("through PostgreSQL", lazy)
+}
+/// The P10 line of a convergence against the floor.
+@MainActor func reportP10(_ label: String, _ result: (seconds: Double, lost: Int)) {
+    let ratio = result.seconds / floorSeconds
+    print(
+        "P10 \(label): \(writers) machines x \(writesEach) writes, keys declared after connecting: all values everywhere after "
+            + String(
+                format: "%.2f s vs the floor's %.2f s (one connection, batches of 500): %.1fx", result.seconds,
+                floorSeconds, ratio)
+            + "; lost: \(result.lost) (target <= 5x: \(result.lost == 0 && ratio <= 5 ? "met" : "NOT met"))")
+    fflush(nil)
+}
+
+// The sync service: two instances, quotas raised for 4,000 keys of one user.
+let service = try Service(
+    database: url, instances: 2,
+    options: ["--max-namespace-keys", "100000", "--max-namespace-bytes", "100000000", "--rate-limit", "1000"])
+defer { service.stop() }
+let serviceTokens = try service.tokens(for: ["p8", "p10"], namespace: namespace)
+if wanted("P8") {
+    try latency(
+        "through the service (two instances)",
+        writer: try Peer(role: "writer", url: service.urls[0], namespace: namespace, token: serviceTokens[0]),
+        observer: try Peer(role: "observer", url: service.urls[1], namespace: namespace, token: serviceTokens[0]))
+}
+if wanted("P10") {
+    reportP10(
+        "through the service (two instances)",
+        try convergence(
+            role: "lazy-bulk", namespace: namespace, writers: writers, writesEach: writesEach, urls: service.urls,
+            token: serviceTokens[1]))
+}
+
+// P11: 249 users' devices as bare stores, 4 processes of 249 connections, and one more user's
+// four devices as whole programs whose observers are timed (the witness).
+if wanted("P11") {
+    let users = 250
+    let devicesPerUser = 4
+    let seconds = 30
+    let storeUsers = users - 1
+    let tokens = try service.tokens(for: (0..<users).map { "p11-user-\($0)" }, namespace: namespace)
+    let tokenFile = FileManager.default.temporaryDirectory.appendingPathComponent("p11-\(UUID().uuidString).tokens")
+    try tokens.prefix(storeUsers).joined(separator: "\n").write(to: tokenFile, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: tokenFile) }
+    setenv("P11_URLS", service.urls.joined(separator: ","), 1)
+    setenv("P11_TOKENS", tokenFile.path, 1)
+    let memoryBefore = service.residentBytes().reduce(0, +)
+    let stores = try (0..<devicesPerUser).map { slot in
+        try Peer(
+            role: "p11", url: "", namespace: namespace,
+            arguments: ["\(slot)", "\(devicesPerUser)", "\(storeUsers)", "\(seconds)"])
+    }
+    let witnesses = try (0..<devicesPerUser).map { slot in
+        try Peer(
+            role: "witness", url: service.urls[slot % service.urls.count], namespace: namespace,
+            token: tokens[storeUsers],
+            arguments: ["\(slot)", "\(devicesPerUser)", "\(seconds)"])
+    }
+    var connections = 0
+    for peer in stores + witnesses {
+        let line = try peer.next(timeout: 300) { $0.hasPrefix("connected ") || $0.hasPrefix("error") }
+        connections += Int(line.split(separator: " ").last ?? "") ?? 0
+    }
+    let memoryPerConnection = Double(service.residentBytes().reduce(0, +) - memoryBefore) / Double(max(1, connections))
+    let start = Date().timeIntervalSince1970 + 2
+    for peer in stores + witnesses {
+        peer.send("go \(start)")
+    }
+    /// What `peers` received: counts and delivery times.
+    func results(of peers: [Peer]) throws -> (expected: Int, received: Int, duplicated: Int, latencies: [Double]) {
+        var total = (expected: 0, received: 0, duplicated: 0, latencies: [Double]())
+        for peer in peers {
+            let result = try peer.next(timeout: Double(seconds) + 120) { $0.hasPrefix("result ") }
+            let counts = result.split(separator: " ").dropFirst().compactMap { Int($0) }
+            total.expected += counts[0]
+            total.received += counts[1]
+            total.duplicated += counts[2]
+            let list = try peer.next { $0.hasPrefix("latencies") }
+            total.latencies += list.dropFirst("latencies ".count).split(separator: ",").compactMap { Double($0) }
+            peer.send("quit")
+        }
+        return total
+    }
+    let bare = try results(of: stores)
+    let witnessed = try results(of: witnesses)
+    let (all, observed) = (percentiles(bare.latencies + witnessed.latencies), percentiles(witnessed.latencies))
+    let complete = [bare, witnessed].allSatisfy { $0.received == $0.expected && $0.duplicated == 0 }
+    let met = all.p99 <= 50 && observed.p99 <= 50 && complete && connections == users * devicesPerUser
+    print(
+        "P11 \(connections) device connections (\(users) users x \(devicesPerUser)) over 2 instances, one write a second "
+            + "per user for \(seconds) s: \(bare.received + witnessed.received) of \(bare.expected + witnessed.expected) "
+            + "deliveries, \(bare.duplicated + witnessed.duplicated) duplicated; "
+            + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", all.p50, all.p99, all.max)
+            + String(
+                format: "; the witness user's observers (whole programs): p50 %.2f ms, p99 %.2f ms", observed.p50,
+                observed.p99)
+            + String(format: "; server memory %.1f KB per connection", memoryPerConnection / 1024)
+            + " (target p99 <= 50 ms, none lost or duplicated: \(met ? "met" : "NOT met"))")
+    fflush(nil)
+}

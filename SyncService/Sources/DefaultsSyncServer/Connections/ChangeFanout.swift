@@ -8,10 +8,11 @@ import ServiceLifecycle
 /// instance the change came through.
 ///
 /// One connection per instance listens on ``ServiceSchema/channel``; each push announces itself
-/// once, with its owner's tag and latest number. The devices of one owner on this instance form a
-/// group: an announcement fetches the group's changes after the last number it sent, once, and
-/// queues them to every device of the group. A group's fetches never overlap; announcements
-/// arriving meanwhile are folded into one more fetch.
+/// once (``Announcement``). The devices of one owner on this instance form a group. An
+/// announcement that carries its records and follows what the group was sent is forwarded as it
+/// is; any other fetches the group's changes after the last number it sent, once, and queues them
+/// to every device of the group. A group's fetches never overlap; announcements arriving meanwhile
+/// are folded into one more fetch.
 actor ChangeFanout: Service {
     private struct Group {
         var owner: Owner
@@ -62,13 +63,26 @@ actor ChangeFanout: Service {
         }
     }
 
-    /// An announcement: `<tag> <seq> <commit ms>`.
+    /// A push's announcement (``Announcement``).
     private func announced(_ payload: String) {
-        let parts = payload.split(separator: " ")
-        guard parts.count == 3, let seq = Int64(parts[1]), let committed = Int64(parts[2]) else { return }
-        let tag = String(parts[0])
-        guard let group = groups[tag], seq > group.latest else { return }
-        Task { await self.refresh(tag, committedAt: committed) }
+        guard let announcement = Announcement(payload: payload), let group = groups[announcement.tag],
+            announcement.latest > group.latest
+        else { return }
+        // Forwarded in order, without the database, when nothing is missing before it.
+        if !group.isFetching, group.latest >= announcement.after, let records = announcement.records {
+            let fresh = records.filter { ($0.seq ?? 0) > group.latest }
+            groups[announcement.tag]?.latest = announcement.latest
+            send(ServerMessage(kind: .changed, latest: announcement.latest, records: fresh), to: group)
+            metrics.broadcast(records: fresh.count, committedAt: announcement.committed)
+            return
+        }
+        Task { await self.refresh(announcement.tag, committedAt: announcement.committed) }
+    }
+
+    private func send(_ message: ServerMessage, to group: Group) {
+        for device in group.devices.values {
+            device.send(message)
+        }
     }
 
     /// Fetches the group's changes after the last number it sent and queues them to its devices.
@@ -84,13 +98,10 @@ actor ChangeFanout: Service {
             groups[tag]?.isStale = false
             guard let since = groups[tag]?.latest else { return }
             do {
-                let (records, more) = try await storage.changes(of: group.owner, after: since)
-                if let last = records.last?.seq {
+                let (records, more, _) = try await storage.changes(of: group.owner, after: since)
+                if let last = records.last?.seq, let current = groups[tag] {
                     groups[tag]?.latest = last
-                    let message = ServerMessage(kind: .changed, latest: last, records: records)
-                    for device in groups[tag]?.devices.values ?? [:].values {
-                        device.send(message)
-                    }
+                    send(ServerMessage(kind: .changed, latest: last, records: records), to: current)
                     metrics.broadcast(records: records.count, committedAt: committed)
                 }
                 if more { groups[tag]?.isStale = true }

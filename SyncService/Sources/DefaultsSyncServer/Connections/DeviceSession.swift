@@ -80,8 +80,7 @@ struct DeviceSession {
                     kind: .reply, id: request.id,
                     records: try await storage.records(of: owner, keys: request.keys ?? []))
             case .changes:
-                let (records, more) = try await storage.changes(of: owner, after: request.after ?? 0)
-                let latest = try await storage.latest(of: owner)
+                let (records, more, latest) = try await storage.changes(of: owner, after: request.after ?? 0)
                 return ServerMessage(kind: .reply, id: request.id, latest: latest, records: records, more: more)
             case .push:
                 let refused = try await storage.push(request.records ?? [], of: owner)

@@ -9,7 +9,7 @@ import PostgresNIO
 /// owner too (`FORCE`); only a superuser or a role with `BYPASSRLS` passes it, and the server
 /// warns when it connects as one.
 enum ServiceSchema {
-    /// Every committed push announces itself on this channel: `<owner tag> <seq> <commit ms>`.
+    /// Every committed push announces itself on this channel (``Announcement``).
     static let channel = "defaults_sync_service"
 
     /// Serializes migrations across instances starting together (`dsyncsrv` in ASCII).

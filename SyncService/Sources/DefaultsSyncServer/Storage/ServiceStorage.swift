@@ -18,16 +18,20 @@ public final class ServiceStorage: Sendable {
         self.logger = logger
     }
 
-    /// Runs `body` in a transaction of `owner`'s.
+    /// Runs `body` in a transaction of `owner`'s; with `locking`, one that first takes the owner's
+    /// lock (held until it ends), as every write does.
     private func transaction<Result: Sendable>(
-        of owner: Owner, _ body: (PostgresConnection) async throws -> Result
+        of owner: Owner, locking: Bool = false, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let logger = logger
         return try await client.withTransaction(logger: logger) { connection in
+            // One round trip: declaring the owner and taking its lock.
             try await connection.query(
                 """
                 SELECT set_config('defaults_sync.user', \(owner.user), true),
-                    set_config('defaults_sync.namespace', \(owner.namespace), true)
+                    set_config('defaults_sync.namespace', \(owner.namespace), true),
+                    CASE WHEN \(locking) THEN pg_advisory_xact_lock(hashtextextended(
+                        'defaults_sync_service ' || \(owner.user) || chr(10) || \(owner.namespace), 0)) END
                 """, logger: logger)
             return try await body(connection)
         }
@@ -79,8 +83,9 @@ public final class ServiceStorage: Sendable {
         }
     }
 
-    /// The owner's changes numbered after `seq`, in order, at most ``pageSize``; whether more follow.
-    func changes(of owner: Owner, after seq: Int64) async throws -> (records: [WireRecord], more: Bool) {
+    /// The owner's changes numbered after `seq`, in order, at most ``pageSize``; whether more follow,
+    /// and the owner's latest number.
+    func changes(of owner: Owner, after seq: Int64) async throws -> (records: [WireRecord], more: Bool, latest: Int64) {
         try await transaction(of: owner) { connection in
             let limit = Self.pageSize + 1
             let records = try await self.select(
@@ -88,7 +93,8 @@ public final class ServiceStorage: Sendable {
                 WHERE user_id = \(owner.user) AND namespace = \(owner.namespace) AND seq > \(seq)
                 ORDER BY seq LIMIT \(limit)
                 """, on: connection)
-            return (Array(records.prefix(Self.pageSize)), records.count > Self.pageSize)
+            let latest = try await self.latest(of: owner, on: connection)
+            return (Array(records.prefix(Self.pageSize)), records.count > Self.pageSize, latest)
         }
     }
 
@@ -111,16 +117,11 @@ public final class ServiceStorage: Sendable {
     /// Stores each record unless the owner has a later version of its key or it would go over a
     /// limit; returns the refused keys with why, and announces the change to every instance.
     func push(_ records: [WireRecord], of owner: Owner) async throws -> [String: String] {
-        try await transaction(of: owner) { connection in
-            // The owner's lock first: the quota is counted and kept by one push at a time.
-            try await connection.query(
-                """
-                SELECT pg_advisory_xact_lock(hashtextextended(
-                    'defaults_sync_service ' || \(owner.user) || chr(10) || \(owner.namespace), 0))
-                """, logger: self.logger)
+        // The owner's lock first: the quota is counted and kept by one push at a time.
+        try await transaction(of: owner, locking: true) { connection in
             var usage = try await self.usage(of: owner, keys: records.map(\.key), on: connection)
             var refused: [String: String] = [:]
-            var stored = false
+            var stored: [WireRecord] = []
             // Sorted by key, so that the rows lock in one order.
             for record in records.sorted(by: { $0.key < $1.key }) {
                 // An older version is passed over, never refused: the device's is already beaten.
@@ -129,24 +130,27 @@ public final class ServiceStorage: Sendable {
                     refused[record.key] = reason
                     continue
                 }
-                try await self.store(record, of: owner, on: connection)
+                guard let seq = try await self.store(record, of: owner, on: connection) else { continue }
+                var numbered = record
+                numbered.seq = seq
                 usage.add(record)
-                stored = true
+                stored.append(numbered)
             }
-            if stored {
-                let latest = try await self.latest(of: owner, on: connection)
-                let millis = Int64(Date().timeIntervalSince1970 * 1000)
+            if let latest = stored.last?.seq {
+                let announcement = Announcement(
+                    tag: owner.tag, after: usage.latest, latest: latest,
+                    committed: Int64(Date().timeIntervalSince1970 * 1000), records: stored)
                 // Delivered at commit, once per push, to every instance.
                 try await connection.query(
-                    "SELECT pg_notify(\(ServiceSchema.channel), \("\(owner.tag) \(latest) \(millis)"))",
-                    logger: self.logger)
+                    "SELECT pg_notify(\(ServiceSchema.channel), \(announcement.payload))", logger: self.logger)
             }
             return refused
         }
     }
 
-    private func store(_ record: WireRecord, of owner: Owner, on connection: PostgresConnection) async throws {
-        try await connection.query(
+    /// Stores `record` unless the stored version is as late, and returns the number it took.
+    private func store(_ record: WireRecord, of owner: Owner, on connection: PostgresConnection) async throws -> Int64? {
+        let rows = try await connection.query(
             """
             INSERT INTO defaults_sync_service_values AS stored
                 (user_id, namespace, key, value, clock_wall, clock_counter, clock_origin, seq)
@@ -158,29 +162,41 @@ public final class ServiceStorage: Sendable {
                 updated_at = now()
             WHERE (EXCLUDED.clock_wall, EXCLUDED.clock_counter, EXCLUDED.clock_origin)
                 > (stored.clock_wall, stored.clock_counter, stored.clock_origin)
+            RETURNING seq
             """, logger: logger)
+        for try await seq in rows.decode(Int64.self) {
+            return seq
+        }
+        return nil
     }
 
-    /// What the owner stores now, and the stored versions of `keys`.
+    /// What the owner stores now (its keys, bytes and latest number) and the stored versions of
+    /// `keys`, in one query.
     private func usage(of owner: Owner, keys: [String], on connection: PostgresConnection) async throws -> Usage {
         var usage = Usage()
-        let totals = try await connection.query(
-            """
-            SELECT count(value), coalesce(sum(octet_length(value)), 0)::bigint FROM defaults_sync_service_values
-            WHERE user_id = \(owner.user) AND namespace = \(owner.namespace)
-            """, logger: logger)
-        for try await (count, bytes) in totals.decode((Int64, Int64).self) {
-            usage.keys = Int(count)
-            usage.bytes = Int(bytes)
-        }
         let names = keys.filter { !$0.utf8.contains(0) }
         let rows = try await connection.query(
             """
-            SELECT key, octet_length(value), clock_wall, clock_counter, clock_origin FROM defaults_sync_service_values
-            WHERE user_id = \(owner.user) AND namespace = \(owner.namespace) AND key = ANY(\(names))
+            SELECT totals.keys, totals.bytes, totals.latest,
+                stored.key, octet_length(stored.value), stored.clock_wall, stored.clock_counter, stored.clock_origin
+            FROM (
+                SELECT count(value) AS keys, coalesce(sum(octet_length(value)), 0)::bigint AS bytes,
+                    coalesce(max(seq), 0) AS latest
+                FROM defaults_sync_service_values
+                WHERE user_id = \(owner.user) AND namespace = \(owner.namespace)
+            ) AS totals
+            LEFT JOIN defaults_sync_service_values AS stored
+                ON stored.user_id = \(owner.user) AND stored.namespace = \(owner.namespace) AND stored.key = ANY(\(names))
             """, logger: logger)
-        for try await (key, size, wall, counter, origin) in rows.decode((String, Int32?, Int64, Int64, String).self) {
-            usage.stored[key] = (size.map(Int.init), WireStamp(key: key, wall: wall, counter: counter, origin: origin))
+        for try await (keys, bytes, latest, key, size, wall, counter, origin) in rows.decode(
+            (Int64, Int64, Int64, String?, Int32?, Int64?, Int64?, String?).self)
+        {
+            (usage.keys, usage.bytes, usage.latest) = (Int(keys), Int(bytes), latest)
+            if let key, let wall, let counter, let origin {
+                usage.stored[key] = (
+                    size.map(Int.init), WireStamp(key: key, wall: wall, counter: counter, origin: origin)
+                )
+            }
         }
         return usage
     }
@@ -190,6 +206,8 @@ public final class ServiceStorage: Sendable {
 struct Usage {
     var keys = 0
     var bytes = 0
+    /// The owner's last number before the push.
+    var latest: Int64 = 0
     /// The size of each pushed key's stored value (`nil`: removed) and its version.
     var stored: [String: (size: Int?, stamp: WireStamp)] = [:]
 

@@ -1,0 +1,52 @@
+import DefaultsSyncProtocol
+import Foundation
+
+/// What a committed push tells every instance, as one notification on ``ServiceSchema/channel``:
+/// `<owner tag> <after> <latest> <commit ms>[ <records>]`.
+///
+/// `after` is the owner's last number before the push and `latest` its last after it; no other
+/// change of the owner is numbered in between (pushes hold the owner's lock). The pushed records
+/// ride along as JSON when they fit in a notification, so that an instance whose devices have
+/// seen `after` forwards them without reading the database; otherwise it fetches them.
+struct Announcement {
+    /// PostgreSQL refuses a payload of 8,000 bytes or more.
+    static let payloadLimit = 7_900
+
+    var tag: String
+    var after: Int64
+    var latest: Int64
+    var committed: Int64
+    /// The records' JSON, still to be decoded (an instance decodes only what it forwards).
+    private var recordsText: Substring?
+
+    init(tag: String, after: Int64, latest: Int64, committed: Int64, records: [WireRecord]) {
+        self.tag = tag
+        self.after = after
+        self.latest = latest
+        self.committed = committed
+        recordsText = (try? SyncProtocol.encode(records)).map { Substring($0) }
+    }
+
+    init?(payload: String) {
+        let parts = payload.split(separator: " ", maxSplits: 4)
+        guard parts.count >= 4, let after = Int64(parts[1]), let latest = Int64(parts[2]),
+            let committed = Int64(parts[3])
+        else { return nil }
+        (tag, self.after, self.latest, self.committed) = (String(parts[0]), after, latest, committed)
+        recordsText = parts.count == 5 ? parts[4] : nil
+    }
+
+    /// The notification's payload: with the records when they fit, else without.
+    var payload: String {
+        let header = "\(tag) \(after) \(latest) \(committed)"
+        guard let recordsText, header.utf8.count + 1 + recordsText.utf8.count <= Self.payloadLimit else {
+            return header
+        }
+        return header + " " + recordsText
+    }
+
+    /// The pushed records, when they rode along.
+    var records: [WireRecord]? {
+        recordsText.flatMap { try? SyncProtocol.decode([WireRecord].self, from: String($0)) }
+    }
+}
