@@ -50,14 +50,20 @@ struct FanoutTests {
             var replies: [ServerMessage] = []
             _ = try await RawDevice.next(&iterator)
             for (id, records) in pushes.enumerated() {
-                try await outbound.write(.text(try SyncProtocol.encode(DeviceMessage(id: id, kind: .push, records: records))))
-                while let message = try await RawDevice.next(&iterator), message.kind != .reply || message.id != id {}
-                replies.append(ServerMessage(kind: .reply, id: id))
+                try await outbound.write(
+                    .text(try SyncProtocol.encode(DeviceMessage(id: id, kind: .push, records: records))))
+                // Its answer: a reply, or a failure saying why not.
+                while let message = try await RawDevice.next(&iterator) {
+                    if message.id == id {
+                        replies.append(message)
+                        break
+                    }
+                }
             }
             try await outbound.close(.normalClosure, reason: nil)
             return replies
         }
-        #expect(written.messages.count == pushes.count)
+        #expect(written.messages.map(\.kind) == Array(repeating: .reply, count: pushes.count), "\(written.messages)")
         let received = try await reading.messages.flatMap { $0.records ?? [] }
         #expect(received.map(\.key) == ["a", "b", "c", "d0", "d1", "d2", "a"])
         #expect(received.first { $0.key == "b" }?.value == large)
@@ -73,7 +79,9 @@ struct FanoutTests {
         #expect((read.tag, read.after, read.latest, read.committed) == ("t", 7, 8, 99))
         #expect(read.records == small)
 
-        let large = [WireRecord(key: "k", value: Data(count: Announcement.payloadLimit), wall: 1, counter: 0, origin: "o")]
+        let large = [
+            WireRecord(key: "k", value: Data(count: Announcement.payloadLimit), wall: 1, counter: 0, origin: "o")
+        ]
         let header = Announcement(tag: "t", after: 7, latest: 8, committed: 99, records: large).payload
         #expect(header == "t 7 8 99")
         #expect(Announcement(payload: header)?.records == nil)

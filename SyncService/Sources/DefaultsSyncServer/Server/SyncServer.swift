@@ -80,6 +80,9 @@ public enum SyncServer {
                 case .failure(let error):
                     metrics.refusedToken()
                     logger.info("refused a connection: \(error)")
+                    // Not at once: a close frame that arrives with the upgrade's response can be
+                    // missed by a client still setting up (seen with WSClient on a busy machine).
+                    try await Task.sleep(for: .milliseconds(100))
                     try await outbound.close(.policyViolation, reason: error.description)
                 case .success(let claims):
                     let session = DeviceSession(

@@ -149,7 +149,8 @@ public final class ServiceStorage: Sendable {
     }
 
     /// Stores `record` unless the stored version is as late, and returns the number it took.
-    private func store(_ record: WireRecord, of owner: Owner, on connection: PostgresConnection) async throws -> Int64? {
+    private func store(_ record: WireRecord, of owner: Owner, on connection: PostgresConnection) async throws -> Int64?
+    {
         let rows = try await connection.query(
             """
             INSERT INTO defaults_sync_service_values AS stored

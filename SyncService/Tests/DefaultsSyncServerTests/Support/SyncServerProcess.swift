@@ -132,6 +132,9 @@ final class NginxProxy: Sendable {
     }
 
     deinit {
-        child.signal(SIGQUIT)
+        // A fast stop, waited for: the master stops its workers, which a graceful one (SIGQUIT)
+        // keeps while WebSockets stay open, and which outlive a master killed first.
+        child.signal(SIGTERM)
+        _ = try? child.wait(timeout: .seconds(10))
     }
 }
