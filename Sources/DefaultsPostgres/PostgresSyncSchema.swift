@@ -2,8 +2,7 @@ import PostgresNIO
 
 /// The tables of the sync store, created and migrated by the store itself.
 ///
-/// `defaults_sync_schema` holds the schema version; each migration runs once, in order, in one
-/// transaction under an advisory lock, so that processes starting together migrate only once.
+/// `defaults_sync_schema` holds the schema version (``PostgresMigrations``).
 enum PostgresSyncSchema {
     /// The channel every change is announced on; the payload is `md5(namespace) seq`, short and
     /// free of key names, so that any key fits PostgreSQL's 8000-byte payload limit.
@@ -65,40 +64,7 @@ enum PostgresSyncSchema {
         ],
     ]
 
-    static var currentVersion: Int { migrations.count }
-
-    /// Brings the schema to ``currentVersion``; refuses a database migrated by a newer library.
-    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS defaults_sync_schema (
-                    id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)
-                """, logger: logger)
-            var version = 0
-            let rows = try await connection.query(
-                "SELECT version FROM defaults_sync_schema WHERE id = 1", logger: logger)
-            for try await stored in rows.decode(Int.self) {
-                version = stored
-            }
-            guard version <= currentVersion else {
-                throw PostgresSyncError(
-                    "The database's sync schema is version \(version), newer than this library's (\(currentVersion)): update swift-defaults"
-                )
-            }
-            for migration in migrations[version...] {
-                for statement in migration {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-            }
-            if version < currentVersion {
-                try await connection.query(
-                    """
-                    INSERT INTO defaults_sync_schema (id, version) VALUES (1, \(currentVersion))
-                    ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version
-                    """, logger: logger)
-            }
-        }
-    }
+    /// How the schema is brought up to date (`defaults_sync_schema` holds its version).
+    static let migrator = PostgresMigrations(
+        versionTable: "defaults_sync_schema", lock: migrationLock, migrations: migrations, program: "swift-defaults")
 }

@@ -130,7 +130,7 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         do {
             let logger = logger
             try await answer(from: listener, "while migrating the schema") {
-                try await PostgresSyncSchema.migrate(listener, logger: logger)
+                try await PostgresSyncSchema.migrator.migrate(listener, logger: logger)
             }
             let tag = try await answer(from: listener, "to md5()") { try await self.namespaceTag(on: listener) }
             let pushes = try await connect()

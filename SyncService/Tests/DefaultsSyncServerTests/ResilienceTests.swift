@@ -93,4 +93,28 @@ struct ResilienceTests {
             try await machine.send("status", answer: "status").contains("connected=false")
         }
     }
+
+    @Test func aDatabaseMigratedByANewerServerIsRefusedAndLeftAsItIs() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        // A server migrates the schema; a newer one (as far as this one knows) then did too.
+        _ = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        let version = "SELECT version FROM defaults_sync_service_schema"
+        let current = try cluster.query(version, database: "defaults_sync")
+        try cluster.query("UPDATE defaults_sync_service_schema SET version = 999", database: "defaults_sync")
+        defer {
+            _ = try? cluster.query(
+                "UPDATE defaults_sync_service_schema SET version = \(current.first ?? "1")", database: "defaults_sync")
+        }
+        let refused = try ChildProcess.run(
+            SyncServerProcess.executable,
+            ["serve", "--database-url", cluster.url, "--port", "0", "--token-key-file", key.path],
+            timeout: .seconds(60))
+        #expect(refused.status != 0)
+        #expect(
+            refused.error.contains("version 999") && refused.error.contains("update defaults-sync-server"),
+            "\(refused.error)")
+        #expect(try cluster.query(version, database: "defaults_sync") == ["999"])
+    }
 }

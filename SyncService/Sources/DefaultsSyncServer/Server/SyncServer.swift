@@ -122,7 +122,7 @@ public enum SyncServer {
             throw ServiceStorageError("cannot connect to \(database): \(String(reflecting: error))")
         }
         defer { Task { try? await connection.close() } }
-        try await ServiceSchema.migrate(connection, logger: logger)
+        try await ServiceSchema.migrator.migrate(connection, logger: logger)
         if try await ServiceSchema.bypassesRowSecurity(connection, logger: logger) {
             logger.warning(
                 "\(database.user) is a superuser or has BYPASSRLS: row-level security does not hold it; connect as an ordinary role"

@@ -1,3 +1,4 @@
+import DefaultsPostgres
 import Logging
 import PostgresNIO
 
@@ -62,42 +63,10 @@ enum ServiceSchema {
         ]
     ]
 
-    static var currentVersion: Int { migrations.count }
-
-    /// Brings the schema to ``currentVersion``; refuses a database migrated by a newer server.
-    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS defaults_sync_service_schema (
-                    id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)
-                """, logger: logger)
-            var version = 0
-            for try await stored in try await connection.query(
-                "SELECT version FROM defaults_sync_service_schema WHERE id = 1", logger: logger
-            ).decode(Int.self) {
-                version = stored
-            }
-            guard version <= currentVersion else {
-                throw ServiceStorageError(
-                    "the database's schema is version \(version), newer than this server's (\(currentVersion)): update defaults-sync-server"
-                )
-            }
-            for migration in migrations[version...] {
-                for statement in migration {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-            }
-            if version < currentVersion {
-                try await connection.query(
-                    """
-                    INSERT INTO defaults_sync_service_schema (id, version) VALUES (1, \(currentVersion))
-                    ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version
-                    """, logger: logger)
-            }
-        }
-    }
+    /// How the schema is brought up to date (`defaults_sync_service_schema` holds its version).
+    static let migrator = PostgresMigrations(
+        versionTable: "defaults_sync_service_schema", lock: migrationLock, migrations: migrations,
+        program: "defaults-sync-server")
 
     /// Whether the server's role passes row-level security (a superuser or `BYPASSRLS`).
     static func bypassesRowSecurity(_ connection: PostgresConnection, logger: Logger) async throws -> Bool {
