@@ -50,6 +50,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Messages a second per connection, on average (default 50).") var rateLimit: String?
     @Option(help: "Seconds between pings; a device that does not answer is disconnected (default 30).")
     var pingInterval: String?
+    @Option(help: "Seconds a connection may wait before its request; then it is closed (default 30).")
+    var idleTimeout: String?
     @Option(help: "The most database connections of this instance (default 20).") var databaseConnections: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info).") var logLevel: String?
 
@@ -83,6 +85,9 @@ struct Serve: AsyncParsableCommand {
         let ping = try number(pingInterval, "PING_INTERVAL", default: 30.0)
         guard ping > 0 else { throw ValidationError("--ping-interval must be positive") }
         configuration.pingInterval = .milliseconds(Int(ping * 1000))
+        let idle = try number(idleTimeout, "IDLE_TIMEOUT", default: 30.0)
+        guard idle > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        configuration.idleTimeout = .milliseconds(Int(idle * 1000))
         configuration.databaseConnections = try number(
             databaseConnections, "DATABASE_CONNECTIONS", default: configuration.databaseConnections)
 

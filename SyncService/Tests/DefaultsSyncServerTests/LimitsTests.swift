@@ -101,4 +101,15 @@ struct LimitsTests {
             "SELECT count(*) FROM defaults_sync_service_values WHERE user_id = 'fast'", database: "defaults_sync")
         #expect(stored == ["\(replies.count)"])
     }
+
+    @Test func aConnectionThatSendsNoRequestIsClosed() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(
+            database: cluster.url, keyFile: key.path, options: ["--idle-timeout", "1"])
+        // A bare TCP connection that never sends a byte, as a client holding sockets open would.
+        let socket = try #require(LoopbackSocket(port: server.port))
+        #expect(socket.waitForClose(within: .seconds(60)), "the server kept an idle connection open")
+    }
 }

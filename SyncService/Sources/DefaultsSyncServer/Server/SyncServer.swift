@@ -56,41 +56,53 @@ public enum SyncServer {
         }
 
         let limits = configuration.limits
-        var server = HTTPServerBuilder.http1WebSocketUpgrade(
-            configuration: HTTP1WebSocketUpgradeChannel.Configuration(
-                ws: WebSocketServerConfiguration(
-                    maxFrameSize: limits.messageBytes, autoPing: .enabled(timePeriod: configuration.pingInterval)))
-        ) { request, _, logger in
-            guard request.path?.split(separator: "?").first.map(String.init) == SyncProtocol.path else {
-                return .dontUpgrade
-            }
-            let claims: Result<TokenClaims, AccessTokenError>
-            if let header = request.headerFields[.authorization], header.hasPrefix("Bearer ") {
-                do throws(AccessTokenError) {
-                    claims = .success(try await tokens.verify(String(header.dropFirst("Bearer ".count))))
-                } catch {
-                    claims = .failure(error)
+        let idle = TimeAmount.milliseconds(
+            configuration.idleTimeout.components.seconds * 1000
+                + configuration.idleTimeout.components.attoseconds / 1_000_000_000_000_000)
+        let upgrade = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: HTTP1Channel.Configuration(idleTimeout: idle),
+            ws: WebSocketServerConfiguration(
+                maxFrameSize: limits.messageBytes, autoPing: .enabled(timePeriod: configuration.pingInterval)))
+        let shouldUpgrade:
+            @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
+                WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+            > = { request, _, logger in
+                guard request.path?.split(separator: "?").first.map(String.init) == SyncProtocol.path else {
+                    return .dontUpgrade
                 }
-            } else {
-                claims = .failure(.missing)
-            }
-            // Upgraded even when refused, so that the device reads why in the close frame.
-            return .upgrade([:]) { inbound, outbound, _ in
-                switch claims {
-                case .failure(let error):
-                    metrics.refusedToken()
-                    logger.info("refused a connection: \(error)")
-                    // Not at once: a close frame that arrives with the upgrade's response can be
-                    // missed by a client still setting up (seen with WSClient on a busy machine).
-                    try await Task.sleep(for: .milliseconds(100))
-                    try await outbound.close(.policyViolation, reason: error.description)
-                case .success(let claims):
-                    let session = DeviceSession(
-                        claims: claims, storage: storage, fanout: fanout, limits: limits, metrics: metrics,
-                        logger: logger)
-                    try await session.run(inbound: inbound, outbound: outbound)
+                let claims: Result<TokenClaims, AccessTokenError>
+                if let header = request.headerFields[.authorization], header.hasPrefix("Bearer ") {
+                    do throws(AccessTokenError) {
+                        claims = .success(try await tokens.verify(String(header.dropFirst("Bearer ".count))))
+                    } catch {
+                        claims = .failure(error)
+                    }
+                } else {
+                    claims = .failure(.missing)
+                }
+                // Upgraded even when refused, so that the device reads why in the close frame.
+                return .upgrade([:]) { inbound, outbound, _ in
+                    switch claims {
+                    case .failure(let error):
+                        metrics.refusedToken()
+                        logger.info("refused a connection: \(error)")
+                        // Not at once: a close frame that arrives with the upgrade's response can be
+                        // missed by a client still setting up (seen with WSClient on a busy machine).
+                        try await Task.sleep(for: .milliseconds(100))
+                        try await outbound.close(.policyViolation, reason: error.description)
+                    case .success(let claims):
+                        let session = DeviceSession(
+                            claims: claims, storage: storage, fanout: fanout, limits: limits, metrics: metrics,
+                            logger: logger)
+                        try await session.run(inbound: inbound, outbound: outbound)
+                    }
                 }
             }
+        var server = HTTPServerBuilder { responder in
+            RequestDeadlineChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, configuration: upgrade, shouldUpgrade: shouldUpgrade),
+                deadline: idle)
         }
         if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
             let tls = TLSConfiguration.makeServerConfiguration(

@@ -16,6 +16,9 @@ public struct SyncServerConfiguration: Sendable {
     public var limits = ServiceLimits.standard
     /// A device that answers no ping within this time is disconnected.
     public var pingInterval = Duration.seconds(30)
+    /// A connection that sends no request for this long before it becomes a WebSocket is closed
+    /// (after that, the pings judge it).
+    public var idleTimeout = Duration.seconds(30)
     /// The PEM certificate chain and private key, to serve `wss://` directly (else put a TLS proxy
     /// in front).
     public var tlsCertificateFile: String?

@@ -116,20 +116,7 @@ final class NginxProxy: Sendable {
     }
 
     /// Whether something accepts TCP connections on the loopback port.
-    static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
+    static func accepts(_ port: Int) -> Bool { LoopbackSocket(port: port) != nil }
 
     deinit {
         // A fast stop, waited for: the master stops its workers, which a graceful one (SIGQUIT)
