@@ -83,8 +83,9 @@ public final class ServiceStorage: Sendable {
         }
     }
 
-    /// The owner's changes numbered after `seq`, in order, at most ``pageSize``; whether more follow,
-    /// and the owner's latest number.
+    /// The owner's changes numbered after `seq`, in order, at most ``pageSize``; whether more follow;
+    /// and the number the answer reaches: its last record's, or with none the owner's latest (a
+    /// device whose `seq` is beyond it learns that the numbers went back).
     func changes(of owner: Owner, after seq: Int64) async throws -> (records: [WireRecord], more: Bool, latest: Int64) {
         try await transaction(of: owner) { connection in
             let limit = Self.pageSize + 1
@@ -93,8 +94,11 @@ public final class ServiceStorage: Sendable {
                 WHERE user_id = \(owner.user) AND namespace = \(owner.namespace) AND seq > \(seq)
                 ORDER BY seq LIMIT \(limit)
                 """, on: connection)
-            let latest = try await self.latest(of: owner, on: connection)
-            return (Array(records.prefix(Self.pageSize)), records.count > Self.pageSize, latest)
+            let page = Array(records.prefix(Self.pageSize))
+            if let last = page.last?.seq {
+                return (page, records.count > Self.pageSize, last)
+            }
+            return (page, false, try await self.latest(of: owner, on: connection))
         }
     }
 
