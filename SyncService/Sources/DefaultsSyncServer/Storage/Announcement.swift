@@ -24,7 +24,9 @@ struct Announcement {
         self.after = after
         self.latest = latest
         self.committed = committed
-        recordsText = (try? SyncProtocol.encode(records)).map { Substring($0) }
+        // Their names and values alone over the limit: not encoded only to be left out.
+        let least = records.reduce(0) { $0 + $1.key.utf8.count + ($1.value?.count ?? 0) }
+        recordsText = least > Self.payloadLimit ? nil : (try? SyncProtocol.encode(records)).map { Substring($0) }
     }
 
     init?(payload: String) {
