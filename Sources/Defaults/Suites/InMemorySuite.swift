@@ -10,12 +10,12 @@ import Synchronization
 /// let volume = Defaults.Key<Int>("volume", default: 5, suite: suite)
 /// Defaults[volume] = 7
 /// ```
-public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedWriteSuite, EditableSuite {
+public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedWriteSuite, StoreBackedSuite {
     public let name: String
-    public let changes = SuiteChangeCenter()
-    private let problemLog = SuiteProblems()
-    private let domains: Mutex<SuiteDomains>
-    private let generation = SuiteGeneration()
+    /// Its values: an in-memory suite is a store with no backend.
+    package let store: SuiteStore
+
+    public var changes: SuiteChangeCenter { store.changes }
 
     /// Creates a suite holding `values`, with optional launch-argument overrides
     /// (`["-key", "value", …]`, values in property-list syntax).
@@ -23,24 +23,25 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
     {
         self.name = name
         let values = values.compactMapValues(PropertyListValue.from)
-        domains = Mutex(
-            SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: values, generation: generation))
+        store = SuiteStore(
+            name: name, domains: SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: values),
+            keepsPending: false)
     }
 
     public func object(forKey key: String) -> Any? {
-        domains.withLock { $0.value(forKey: key) }?.object
+        store.value(forKey: key)?.object
     }
 
     func propertyListValue(forKey key: String) -> PropertyListValue? {
-        domains.withLock { $0.value(forKey: key) }
+        store.value(forKey: key)
     }
 
     func persistentPropertyListValues() -> [String: PropertyListValue] {
-        domains.withLock { $0.persistent }
+        store.persistent
     }
 
     func storedPropertyListLayers() -> [[String: PropertyListValue]] {
-        domains.withLock { $0.storedLayers }
+        store.read { $0.domains.storedLayers }
     }
 
     /// Stores `object`; one that is not a property-list object is not stored, and is reported
@@ -55,48 +56,35 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
         write(changes)
     }
 
-    package func apply(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
-        var changed = Set<String>()
-        _ = domains.withLock { $0.write(values) { changed.insert($0) } }
-        if !changed.isEmpty {
-            changes.post(SuiteChange(keys: changed))
-        }
-    }
+    package func persist(_ outcome: SuiteEdit.Outcome) {}
 
     func applySynced(_ writes: [SyncedWrite]) -> Set<String> {
-        let applied = domains.withLock { $0.applySynced(writes) }
-        changes.post(SuiteChange(keys: applied.changed, origin: .sync))
-        return Set(applied.stored.map(\.key))
+        edit(.synced(writes)).stored
     }
 
     /// Problems met since the suite was made, oldest first (at most the last 100): values that
     /// could not be stored or registered.
-    public var problems: [DefaultsError] { problemLog.all }
+    public var problems: [DefaultsError] { store.problems.all }
 
     /// Called with each problem as it happens, on the thread that met it, with no lock held.
     public var onProblem: (@Sendable (DefaultsError) -> Void)? {
-        get { problemLog.onProblem }
-        set { problemLog.onProblem = newValue }
-    }
-
-    package func report(_ problem: DefaultsError) {
-        problemLog.report(problem)
+        get { store.problems.onProblem }
+        set { store.problems.onProblem = newValue }
     }
 
     public func removeAll() {
-        changes.post(SuiteChange(keys: domains.withLock { $0.replacePersistent(with: [:]) }))
+        edit(.removeAll)
     }
 
     public func register(defaults: [String: Any]) {
-        let values = registrable(defaults)
-        changes.post(SuiteChange(keys: domains.withLock { $0.register(values) }))
+        edit(.register(registrable(defaults)))
     }
 
     public func persistentValues() -> [String: Any] {
-        domains.withLock { $0.persistent }.mapValues(\.object)
+        store.persistent.mapValues(\.object)
     }
 
-    public var valueGeneration: UInt64? { generation.value }
+    public var valueGeneration: UInt64? { store.generation.value }
 
     /// Nothing to do: the values are never stored anywhere else.
     public func flush() throws {}

@@ -53,12 +53,12 @@ extension FileSuite {
     /// Whether the administrator enforces `key`'s value: a write of it through the library changes
     /// nothing, and is reported through ``problems``, ``onProblem`` and ``Defaults/logger``.
     public func isManaged(_ key: String) -> Bool {
-        state.withLock { $0.domains.managed[key] != nil }
+        store.read { $0.domains.managed[key] != nil }
     }
 
     /// Where the value a read of `key` returns comes from; `nil` when no domain has one.
     public func valueSource(forKey key: String) -> ValueSource? {
-        let source = state.withLock { $0.domains.source(forKey: key) }
+        let source = store.read { $0.domains.source(forKey: key) }
         switch source {
         case .managed: return administrator.file(forKey: key, managed: true).map(ValueSource.managed)
         case .argument: return .argument
@@ -75,7 +75,7 @@ extension FileSuite {
     package func administratorValues() -> (
         vendor: [String: PropertyListValue], managed: [String: PropertyListValue]
     ) {
-        state.withLock { ($0.domains.vendor, $0.domains.managed) }
+        store.read { ($0.domains.vendor, $0.domains.managed) }
     }
 
     /// The administrator's files that hold `key` for the suite `name`: the managed file that
@@ -107,18 +107,6 @@ extension FileSuite {
         return (loaded.vendor.values, loaded.managed.values)
     }
 
-    /// Reports a write of a managed key, which changed nothing.
-    func reportManagedWrite(_ key: String) {
-        let file = administrator.file(forKey: key, managed: true)
-        report(
-            DefaultsError(
-                suite: name, kind: .managedKey, key: key, fileURL: file,
-                message: "the key \"\(key)\" is managed by the administrator in \(file?.path ?? "a managed file"); "
-                    + "the write changed nothing"
-            )
-        )
-    }
-
     /// Watches the administrator's directories, so that a change to their files reaches the suite's
     /// observers like any other change. A directory created after the suite opened is not watched.
     func startWatchingAdministratorLayers() {
@@ -131,10 +119,7 @@ extension FileSuite {
         for problem in loaded.problems {
             report(problem)
         }
-        let keys = state.withLock { state in
-            state.domains.replaceAdministrator(vendor: loaded.vendor.values, managed: loaded.managed.values)
-        }
-        changes.post(SuiteChange(keys: keys, origin: .otherProcess))
+        edit(.administrator(vendor: loaded.vendor.values, managed: loaded.managed.values))
     }
 }
 

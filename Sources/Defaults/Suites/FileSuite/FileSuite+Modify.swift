@@ -20,31 +20,24 @@ extension FileSuite {
     ) throws(Failure) -> Result {
         var outcome: Swift.Result<Result, Failure>?
         var unsupported: DefaultsError?
-        var isManaged = false
-        synchronize { () -> Set<String> in
+        synchronize { () -> SuiteEdit.Outcome? in
             var value = object(forKey: key)
             do throws(Failure) {
                 outcome = .success(try body(&value))
             } catch {
                 outcome = .failure(error)
-                return []
+                return nil
             }
-            let converted: PropertyListValue?
             switch SuiteWrite.convert(value, forKey: key, suite: name, fileURL: fileURL) {
-            case .success(let value): converted = value
+            case .success(let value):
+                return store.apply(.set(key, value))
             case .failure(let problem):
                 unsupported = problem
-                return []
+                return nil
             }
-            let applied = applyPersistent([(key, converted)])
-            isManaged = !applied.managed.isEmpty
-            return applied.changed
         }
         if let unsupported {
             report(unsupported)
-        }
-        if isManaged {
-            reportManagedWrite(key)
         }
         if let outcome {
             return try outcome.get()
@@ -65,14 +58,8 @@ extension FileSuite {
     /// returns. For tools that edit a suite as a whole (the `defaults` command); a write that fails
     /// is reported and retried, as for ``modify(forKey:_:)``.
     package func modifyPersistentValues(_ body: (inout [String: PropertyListValue]) -> Void) {
-        var managed: [String] = []
-        defer {
-            for key in managed {
-                reportManagedWrite(key)
-            }
-        }
-        synchronize { () -> Set<String> in
-            let old = state.withLock { $0.domains.persistent }
+        synchronize { () -> SuiteEdit.Outcome? in
+            let old = store.persistent
             var new = old
             body(&new)
             var changes: [(key: String, value: PropertyListValue?)] = []
@@ -82,9 +69,7 @@ extension FileSuite {
             for key in old.keys where new[key] == nil {
                 changes.append((key, nil))
             }
-            let applied = applyPersistent(changes)
-            managed = applied.managed
-            return applied.changed
+            return store.apply(.setValues(changes))
         }
     }
 }

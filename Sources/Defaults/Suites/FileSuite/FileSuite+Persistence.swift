@@ -16,11 +16,11 @@ extension FileSuite {
     func writePending() -> WriteScheduler<FileSuite>.Written {
         // Taking `io` first waits for a write in progress on another thread (a `modify` holds it),
         // so that a flush with nothing left pending still returns only once that write is durable.
-        let hasPending = io.withLock { _ in state.withLock { !$0.pending.isEmpty } }
+        let hasPending = io.withLock { _ in store.hasPending }
         guard hasPending else { return WriteScheduler.Written() }
         let written = writeFile()
         return WriteScheduler.Written(
-            failure: written.failure, isPending: written.failure != nil && state.withLock { !$0.pending.isEmpty },
+            failure: written.failure, isPending: written.failure != nil && store.hasPending,
             afterwards: { [self] in deliver(written) }
         )
     }
@@ -37,13 +37,15 @@ extension FileSuite {
     /// ``modify(forKey:_:)`` sets, modifying another key), `edit` runs at once: both locks are
     /// already held, and the outer call writes its changes.
     @discardableResult
-    func synchronize(editing edit: () -> Set<String> = { [] }) -> DefaultsError? {
+    func synchronize(editing edit: () -> SuiteEdit.Outcome? = { nil }) -> DefaultsError? {
         if isSynchronizingOnThisThread {
-            changes.post(SuiteChange(keys: edit()))
+            if let outcome = edit() {
+                store.deliver(outcome)
+            }
             return nil
         }
         let written = writeFile(editing: edit)
-        if written.failure != nil, state.withLock({ !$0.pending.isEmpty }) {
+        if written.failure != nil, store.hasPending {
             writes.retryLater(self)
         }
         deliver(written)
@@ -55,12 +57,14 @@ extension FileSuite {
         var failure: DefaultsError?
         var problems: [DefaultsError] = []
         var changedByOthers = Set<String>()
-        var changedByEdit = Set<String>()
+        var edit: SuiteEdit.Outcome?
+        /// Values put back because the file could not hold them.
+        var putBack: SuiteEdit.Outcome?
     }
 
     /// The locked part of ``synchronize(editing:)``: merges, edits and writes holding `io` and the
     /// file lock; reports nothing.
-    private func writeFile(editing edit: () -> Set<String> = { [] }) -> FileWrite {
+    private func writeFile(editing edit: () -> SuiteEdit.Outcome? = { nil }) -> FileWrite {
         var written = FileWrite()
         let failure = io.withLock { io -> DefaultsError? in
             // Writing begins watching: the write itself merges with what was changed meanwhile.
@@ -71,7 +75,7 @@ extension FileSuite {
             do {
                 try file.withLock {
                     written.changedByOthers = try mergeWithFile(problems: &written.problems)
-                    written.changedByEdit = whileSynchronizingOnThisThread(edit)
+                    written.edit = whileSynchronizingOnThisThread(edit)
                     try writeValues(io: &io, written: &written)
                 }
                 return nil
@@ -96,7 +100,9 @@ extension FileSuite {
             report(problem)
         }
         changes.post(SuiteChange(keys: written.changedByOthers, origin: .otherProcess))
-        changes.post(SuiteChange(keys: written.changedByEdit))
+        for outcome in [written.edit, written.putBack].compactMap(\.self) {
+            store.deliver(outcome)
+        }
     }
 
     /// A lock that failed or was refused (a link in the lock file's place) is a lock problem; a
@@ -112,7 +118,7 @@ extension FileSuite {
     private func mergeWithFile(problems: inout [DefaultsError]) throws -> Set<String> {
         // Unchanged since we read or wrote it (the common case): no need to read it again.
         if isFileAsLoaded() { return [] }
-        let loadedIdentity = state.withLock { $0.loadedIdentity }
+        let loadedIdentity = fileState.withLock { $0.loadedIdentity }
         let values: [String: PropertyListValue]
         let identity: FileIdentity?
         switch readFile(holdingLock: true, problems: &problems) {
@@ -132,7 +138,7 @@ extension FileSuite {
     /// renaming into place (whose watchers' event may come before the write returns).
     func isFileAsLoaded() -> Bool {
         guard let identity = try? PosixFile.identity(at: file.path) else { return false }
-        return state.withLock { state in
+        return fileState.withLock { state in
             identity == state.loadedIdentity || state.renamingIdentity?.isSameVersion(as: identity) == true
         }
     }
@@ -146,25 +152,20 @@ extension FileSuite {
         if identity != nil, identity == loadedIdentity {
             return []
         }
-        return state.withLock { state in
-            state.loadedIdentity = identity
-            return state.domains.replacePersistent(with: state.pending.applied(to: values))
-        }
+        // Under `io`, which every change of the loaded identity holds: no write can come between.
+        fileState.withLock { $0.loadedIdentity = identity }
+        return store.apply(.load(values)).changed
     }
 
     /// Writes the values in memory if any change is pending. Runs holding `io` and the file lock.
     private func writeValues(io: inout IOState, written: inout FileWrite) throws {
-        let taken = state.withLock { state -> (PendingChanges, [String: PropertyListValue], FileIdentity?)? in
-            guard !state.pending.isEmpty else { return nil }
-            defer { state.pending = PendingChanges() }
-            return (state.pending, state.domains.persistent, state.loadedIdentity)
-        }
-        guard let (pending, values, loadedIdentity) = taken else { return }
+        guard let (pending, values) = store.takePending() else { return }
+        let loadedIdentity = fileState.withLock { $0.loadedIdentity }
         // The encoder's last document is the file as loaded, so only the pending keys changed.
         let isEncoderCurrent = io.xmlEncoderIdentity != nil && io.xmlEncoderIdentity == loadedIdentity
         let changedKeys = isEncoderCurrent && !pending.removesAll ? Set(pending.changes.keys) : nil
         io.xmlEncoderIdentity = nil
-        beforeWrite.withLock { $0 }?(pending.removesAll ? nil : Set(pending.changes.keys))
+        beforeWrite.withLock { $0 }?(pending.localKeys)
         do {
             var refused: [String: RefusedValue] = [:]
             let identity = try writeReadable(
@@ -174,16 +175,14 @@ extension FileSuite {
             }
             io.xmlEncoderIdentity = identity
             io.hasRemovedStaleTemporaryFiles = true
-            state.withLock { state in
+            fileState.withLock { state in
                 state.loadedIdentity = identity
                 state.renamingIdentity = nil
                 state.writeCount += 1
             }
         } catch {
-            state.withLock { state in
-                state.pending = pending.followed(by: state.pending)
-                state.renamingIdentity = nil
-            }
+            store.restorePending(pending)
+            fileState.withLock { $0.renamingIdentity = nil }
             throw DefaultsError(
                 suite: name, kind: .writeFailed, fileURL: fileURL,
                 message:
@@ -220,7 +219,7 @@ extension FileSuite {
                 return try file.write(
                     values, changedKeys: changedKeys, encoder: &io.xmlEncoder,
                     removingStaleTemporaryFiles: !io.hasRemovedStaleTemporaryFiles,
-                    beforeRename: { identity in state.withLock { $0.renamingIdentity = identity } })
+                    beforeRename: { identity in fileState.withLock { $0.renamingIdentity = identity } })
             } catch let tooLarge as SuiteFile.TooLargeToReadBack {
                 if candidates == nil {
                     candidates = pending.changes.compactMap { key, edit in
@@ -253,18 +252,9 @@ extension FileSuite {
     /// Puts back in memory the value the file holds for each refused key (unless it changed
     /// again meanwhile), and reports each.
     private func refuse(_ refused: [String: RefusedValue], written: inout FileWrite) {
-        let changed = state.withLock { state -> Set<String> in
-            var changed = Set<String>()
-            for (key, refusal) in refused
-            where !state.pending.removesAll && state.pending.changes[key] == nil
-                && state.domains.persistent[key] == refusal.value
-            {
-                // Never a managed key: this process wrote it.
-                _ = state.domains.write(CollectionOfOne((key: key, value: refusal.stored))) { changed.insert($0) }
-            }
-            return changed
-        }
-        written.changedByEdit.formUnion(changed)
+        // Never a managed key: this process wrote it.
+        written.putBack = store.apply(
+            .putBack(refused.map { key, refusal in SyncedWrite(key: key, expected: refusal.value, value: refusal.stored) }))
         let megabytes = SuiteFile.TooLargeToReadBack.megabytes
         for (key, refusal) in refused.sorted(by: { $0.key < $1.key }) {
             written.problems.append(

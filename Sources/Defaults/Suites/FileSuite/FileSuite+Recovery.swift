@@ -71,7 +71,7 @@ extension FileSuite {
     /// A file that held values when this suite last read or wrote it and is found empty is read
     /// again until it has content (another program rewriting it in place), or for a while.
     func readFile(holdingLock: Bool, problems: inout [DefaultsError]) -> ReadOutcome {
-        let expectingContent = state.withLock { ($0.loadedIdentity?.size ?? 0) > 0 }
+        let expectingContent = fileState.withLock { ($0.loadedIdentity?.size ?? 0) > 0 }
         return Self.read(
             file, suiteName: name, fileURL: fileURL, holdingLock: holdingLock, expectingContent: expectingContent,
             problems: &problems)

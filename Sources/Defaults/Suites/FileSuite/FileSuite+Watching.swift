@@ -113,7 +113,7 @@ extension FileSuite {
         if isFileAsLoaded() { return }
         var problems: [DefaultsError] = []
         let changedKeys = io.withLock { io -> Set<String> in
-            let loadedIdentity = state.withLock { $0.loadedIdentity }
+            let loadedIdentity = fileState.withLock { $0.loadedIdentity }
             if isFileAsLoaded() { return [] }
             var found: [DefaultsError] = []
             let values: [String: PropertyListValue]

@@ -54,7 +54,11 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     public let name: String
     /// The property-list file.
     public let fileURL: URL
-    public let changes = SuiteChangeCenter()
+    /// Its values: this suite is the store's backend, which loads the file into it and persists
+    /// its pending changes.
+    package let store: SuiteStore
+
+    public var changes: SuiteChangeCenter { store.changes }
 
     /// The property list and its companions (lock, temporary and backup files).
     let file: SuiteFile
@@ -62,9 +66,8 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// The standard suite mirrors registered defaults into `UserDefaults.standard`, so that code
     /// reading it directly sees them as Foundation code expects.
     let mirrorsRegistrationToStandardUserDefaults: Bool
-    let state: Mutex<State>
-    /// Advanced by `state.domains` on every change; read without the lock (``valueGeneration``).
-    let generation = SuiteGeneration()
+    /// Which version of the file the store's values came from; changed only holding `io`.
+    let fileState: Mutex<FileState>
     /// Serializes this process's disk I/O for the suite (writes and reloads), so that a reload
     /// cannot apply a file older than one this process has just written.
     let io = Mutex(IOState())
@@ -76,22 +79,19 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     let isResumingWatching = Atomic(false)
     /// Whether watching has begun (``watchFromNowOn()``).
     let hasBegunWatching = Atomic(false)
-    let problemLog = SuiteProblems()
     let administrator: AdministratorLayers
     /// Writes the pending changes a short while after they are made, on ``flush()``, and again
     /// after a failure.
     let writes: WriteScheduler<FileSuite>
     /// Runs before each new version of the file is written, holding the suite's locks, with the
-    /// keys it changes (`nil`: every key): the sync engine makes its journal durable there, so
+    /// keys this machine changes in it (`nil`: every key; values from other machines are not
+    /// among them): the sync engine makes its journal durable there, so
     /// that another process never sees a synced value without its journal entry.
     let beforeWrite = Mutex<(@Sendable (_ keys: Set<String>?) -> Void)?>(nil)
 
-    struct State {
-        var domains: SuiteDomains
-        /// This process's changes not yet on disk.
-        var pending = PendingChanges()
-        /// The version of the file that `domains.persistent` (less `pending`) was read from or
-        /// written as; `nil` when there was no file.
+    struct FileState {
+        /// The version of the file that the store's persistent values (less its pending changes)
+        /// were read from or written as; `nil` when there was no file.
         var loadedIdentity: FileIdentity?
         /// The file a write of this process is renaming into place, until the write returns.
         var renamingIdentity: FileIdentity?
@@ -203,14 +203,15 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
         administrator = AdministratorLayers(directories: administratorDirectories, suiteName: self.name)
         writes = WriteScheduler(delay: coalescingDelay, retry: Self.writeRetry) { $0.writePending() }
         let layers = administrator.load()
-        state = Mutex(
-            State(
-                domains: SuiteDomains(
-                    managed: layers.managed.values, arguments: ArgumentsDomain.parse(launchArguments),
-                    persistent: values, vendor: layers.vendor.values, generation: generation),
-                loadedIdentity: identity
-            )
-        )
+        let administrator = administrator
+        store = SuiteStore(
+            name: self.name, fileURL: self.fileURL,
+            domains: SuiteDomains(
+                managed: layers.managed.values, arguments: ArgumentsDomain.parse(launchArguments),
+                persistent: values, vendor: layers.vendor.values),
+            keepsPending: true,
+            managedFile: { administrator.file(forKey: $0, managed: true) })
+        fileState = Mutex(FileState(loadedIdentity: identity))
         for problem in problems + layers.problems {
             report(problem)
         }
@@ -231,59 +232,29 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     // MARK: DefaultsSuite
 
     public func object(forKey key: String) -> Any? {
-        state.withLock { $0.domains.value(forKey: key) }?.object
+        store.value(forKey: key)?.object
     }
 
     func propertyListValue(forKey key: String) -> PropertyListValue? {
-        state.withLock { $0.domains.value(forKey: key) }
+        store.value(forKey: key)
     }
 
     func persistentPropertyListValues() -> [String: PropertyListValue] {
-        state.withLock { $0.domains.persistent }
+        store.persistent
     }
 
     func storedPropertyListLayers() -> [[String: PropertyListValue]] {
-        state.withLock { $0.domains.storedLayers }
+        store.read { $0.domains.storedLayers }
     }
 
-    public var valueGeneration: UInt64? { generation.value }
+    public var valueGeneration: UInt64? { store.generation.value }
 
     public func set(_ object: Any?, forKey key: String) {
-        let value: PropertyListValue?
-        switch SuiteWrite.convert(object, forKey: key, suite: name, fileURL: fileURL) {
-        case .success(let converted): value = converted
-        case .failure(let problem): return report(problem)
-        }
-        // Telling whether the value changed costs two lookups and a comparison; skip it when
-        // nobody listens. (An observer added during this write may miss it, as it would if it
-        // had been added just after.)
-        let isObserved = changes.observerCount > 0
-        var isChanged = false
-        let managed = state.withLock { state in
-            // Under the write's own lock: no administrator reload between the check and the write.
-            let managed = state.domains.write(CollectionOfOne((key: key, value: value)), tellsChanges: isObserved) {
-                _ in
-                isChanged = true
-            }
-            if managed.isEmpty {
-                state.pending.record(value, forKey: key)
-            }
-            return managed
-        }
-        guard managed.isEmpty else { return reportManagedWrite(key) }
-        writes.writeLater(self)
-        if isChanged {
-            changes.post(SuiteChange(keys: [key]))
-        }
+        write(object, forKey: key)
     }
 
     public func removeAll() {
-        let keys = state.withLock { state in
-            state.pending.recordRemoveAll()
-            return state.domains.replacePersistent(with: [:])
-        }
-        writes.writeLater(self)
-        changes.post(SuiteChange(keys: keys))
+        edit(.removeAll)
     }
 
     public func register(defaults: [String: Any]) {
@@ -291,11 +262,11 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
         if mirrorsRegistrationToStandardUserDefaults {
             UserDefaults.standard.register(defaults: values.mapValues(\.object))
         }
-        changes.post(SuiteChange(keys: state.withLock { $0.domains.register(values) }))
+        edit(.register(values))
     }
 
     public func persistentValues() -> [String: Any] {
-        state.withLock { $0.domains.persistent }.mapValues(\.object)
+        store.persistent.mapValues(\.object)
     }
 
     /// Writes every pending change to the file and returns when it is durable.
@@ -315,7 +286,7 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// Problems met with the file since the suite was opened, oldest first (at most the last 100):
     /// files that did not parse and where they were moved, writes that failed.
     public var problems: [DefaultsError] {
-        problemLog.all
+        store.problems.all
     }
 
     /// Called with each problem as it happens, on the thread that met it (a write, the watcher,
@@ -323,80 +294,30 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// ``reload()`` (a flush that fails again reports again, so do not flush at every call).
     /// Problems found while opening the suite are in ``problems``.
     public var onProblem: (@Sendable (DefaultsError) -> Void)? {
-        get { problemLog.onProblem }
-        set { problemLog.onProblem = newValue }
+        get { store.problems.onProblem }
+        set { store.problems.onProblem = newValue }
     }
 
     /// How many times this suite has replaced its file (for tests and benchmarks).
     @_spi(Testing) public var writeCount: Int {
-        state.withLock { $0.writeCount }
-    }
-
-    package func report(_ problem: DefaultsError) {
-        problemLog.report(problem)
+        fileState.withLock { $0.writeCount }
     }
 
     /// Adds `problems` to ``problems``. A reload records what it found before it lets go of `io`,
     /// so that a ``reload()`` waiting for it returns with them visible.
     func record(_ problems: [DefaultsError]) {
-        problemLog.record(problems)
+        store.problems.record(problems)
     }
 
     /// Logs `problem` and calls ``onProblem``, with no suite lock held.
     func announce(_ problem: DefaultsError) {
-        problemLog.announce(problem)
+        store.problems.announce(problem)
     }
 }
 
-extension FileSuite: EditableSuite {
-    package var problemFileURL: URL? { fileURL }
-}
-
-/// One process's changes to a suite that are not on disk yet: what it set and removed, after
-/// removing everything if it did. Applied on top of the file as found when writing, so that
-/// other processes' keys are kept.
-struct PendingChanges {
-    /// What happens to one key: not a ``Defaults/KeyChange`` (what a read sees), but the edit
-    /// this process makes to the stored values.
-    enum Edit {
-        case set(PropertyListValue)
-        case removed
-    }
-
-    var removesAll = false
-    var changes: [String: Edit] = [:]
-
-    var isEmpty: Bool { !removesAll && changes.isEmpty }
-
-    mutating func record(_ value: PropertyListValue?, forKey key: String) {
-        changes[key] = value.map(Edit.set) ?? .removed
-    }
-
-    mutating func recordRemoveAll() {
-        removesAll = true
-        changes.removeAll()
-    }
-
-    /// `base` with these changes made.
-    func applied(to base: [String: PropertyListValue]) -> [String: PropertyListValue] {
-        var result = removesAll ? [:] : base
-        for (key, change) in changes {
-            switch change {
-            case .set(let value): result[key] = value
-            case .removed: result[key] = nil
-            }
-        }
-        return result
-    }
-
-    /// These changes followed by `newer`: to put back changes whose write failed, in front of
-    /// the ones made meanwhile.
-    func followed(by newer: PendingChanges) -> PendingChanges {
-        if newer.removesAll {
-            return newer
-        }
-        var result = self
-        result.changes.merge(newer.changes) { _, new in new }
-        return result
+extension FileSuite: StoreBackedSuite {
+    /// Writes the file a short while after this process's edits.
+    package func persist(_ outcome: SuiteEdit.Outcome) {
+        writes.writeLater(self)
     }
 }

@@ -2,7 +2,7 @@ import DefaultsPropertyList
 
 /// A value another machine wrote, to store where the key still holds what the sync engine saw
 /// when it decided to apply it: a local write made since is newer, and is kept.
-struct SyncedWrite: Sendable {
+package struct SyncedWrite: Sendable {
     var key: String
     /// The persistent value the engine compared; the write is skipped if the key holds another.
     var expected: PropertyListValue?
@@ -38,28 +38,5 @@ extension DefaultsSuite {
         let changed = old.keys.filter { (old[$0] ?? nil) != storedValue(forKey: $0) }
         changes.post(SuiteChange(keys: Set(changed), origin: .sync))
         return Set(applied.map(\.key))
-    }
-}
-
-extension SuiteDomains {
-    /// Stores the writes whose key's persistent value is still the one expected (one at a time:
-    /// a second write of a key expects what the first stored). Returns the writes stored and the
-    /// keys whose resolved value changed.
-    ///
-    /// The managed-key rule does not apply: it refuses what this user writes here, while a value
-    /// from another machine is stored beneath what the administrator enforces here.
-    mutating func applySynced(
-        _ writes: [SyncedWrite]
-    ) -> (stored: [(key: String, value: PropertyListValue?)], changed: Set<String>) {
-        var stored: [(key: String, value: PropertyListValue?)] = []
-        var old: [String: PropertyListValue?] = [:]
-        for write in writes where persistent[write.key] == write.expected {
-            if old.index(forKey: write.key) == nil {
-                old[write.key] = .some(value(forKey: write.key))
-            }
-            stored.append((write.key, write.value))
-            persistent[write.key] = write.value
-        }
-        return (stored, Set(old.keys.filter { (old[$0] ?? nil) != value(forKey: $0) }))
     }
 }

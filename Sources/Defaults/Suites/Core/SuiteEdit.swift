@@ -1,0 +1,51 @@
+import DefaultsPropertyList
+
+/// A change to a suite's domains, whatever made it: the one input of ``SuiteStore/apply(_:)``,
+/// which applies every kind under one lock, with one set of rules.
+package enum SuiteEdit {
+    /// A write of one persistent value by this process (`set`, `Defaults[key] =`, `Key.store`,
+    /// `reset`); `nil` removes it. Refused when the administrator enforces the key.
+    case set(String, PropertyListValue?)
+    /// Several persistent values written by this process as one edit (`setValues`, a snapshot's
+    /// transaction, `modify`, the `defaults` command); keys the administrator enforces are left
+    /// out, the others are applied. For a key given twice, the last value wins.
+    case setValues([(key: String, value: PropertyListValue?)])
+    /// Every persistent value removed by this process.
+    case removeAll
+    /// Defaults declared in code, added to the registration domain.
+    case register([String: PropertyListValue])
+    /// The persistent values as the backend found them (another process wrote them); this
+    /// process's changes not yet persisted stay on top.
+    case load([String: PropertyListValue])
+    /// The administrator's domains as their files now hold them.
+    case administrator(vendor: [String: PropertyListValue], managed: [String: PropertyListValue])
+    /// Values another machine wrote, each stored where the key still holds what the sync engine
+    /// expected (a local write made since is newer, and kept), beneath what the administrator
+    /// enforces here.
+    case synced([SyncedWrite])
+    /// Values a persisting write could not store, put back to what the backend holds, where the
+    /// key still holds the refused value and no newer change of this process is pending.
+    case putBack([SyncedWrite])
+
+    /// Where observers are told the change came from.
+    var origin: SuiteChange.Origin {
+        switch self {
+        case .set, .setValues, .removeAll, .register, .putBack: .thisProcess
+        case .load, .administrator: .otherProcess
+        case .synced: .sync
+        }
+    }
+
+    /// What an edit did, for its caller to post and report once no lock is held.
+    package struct Outcome {
+        var origin: SuiteChange.Origin
+        /// The keys whose value, as a read returns it, changed.
+        var changed: Set<String> = []
+        /// Keys the administrator enforces, left unwritten: each is reported as a problem.
+        var managed: [String] = []
+        /// Whether persistent values changed, for a backend to persist.
+        var isPersistable = false
+        /// The keys of ``SuiteEdit/synced(_:)`` writes stored.
+        var stored: Set<String> = []
+    }
+}
