@@ -79,7 +79,7 @@ extension Defaults {
             if let object = Value.storedForm(of: defaultValue) {
                 suite.register(defaults: [name: object])
             }
-            if iCloud { Defaults.iCloud.add(self) }
+            if iCloud { SyncedKeyDeclarations.declare(self) }
         }
 
         /// Creates a key whose default value is computed on each read of a missing value.
@@ -105,7 +105,7 @@ extension Defaults {
             declarationSite = KeyDeclarationSite(file: file, line: line)
             super.init(name: name, suite: suite)
             Defaults.KeyRegistry.register(self)
-            if iCloud { Defaults.iCloud.add(self) }
+            if iCloud { SyncedKeyDeclarations.declare(self) }
         }
 
         /// Creates a key with a static default value in a `UserDefaults` suite.

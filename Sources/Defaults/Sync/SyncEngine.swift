@@ -74,7 +74,6 @@ final class SyncEngine: Sendable {
         /// (``apply(_:)`` between its two steps): a suite's write meanwhile must not take the
         /// value it still holds for a local change.
         var applying: [ObjectIdentifier: Set<String>] = [:]
-        var hasWarnedNoStore = false
     }
 
     /// Held by every reader and writer of the state and the journals, and across a
@@ -100,6 +99,9 @@ final class SyncEngine: Sendable {
                 self.resumeWaitersIfIdle()
             }
         }
+        // Keys declared with `iCloud: true` before the engine started, then each one as it is.
+        let declared = SyncedKeyDeclarations.take { [unowned self] key in self.add(key) }
+        withState { $0.keys.formUnion(declared) }
     }
 
     private func withState<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
@@ -134,7 +136,7 @@ final class SyncEngine: Sendable {
         }
         guard isNew else { return }
         guard hasStore else {
-            noteLocalOnly()
+            SyncedKeyDeclarations.noteNothingSyncs()
             return
         }
         watch(key)
@@ -785,20 +787,6 @@ final class SyncEngine: Sendable {
     }
 
     // MARK: Reporting
-
-    /// Notes, once per process, that iCloud keys are declared with no store to sync them through.
-    private func noteLocalOnly() {
-        let shouldLog = withState { state -> Bool in
-            guard state.store == nil, !state.hasWarnedNoStore else { return false }
-            state.hasWarnedNoStore = true
-            return true
-        }
-        if shouldLog {
-            Defaults.logger.notice(
-                "Defaults.iCloud has no sync store connected yet: until one is (Defaults.iCloud.use(_:)), iCloud keys are stored locally only and nothing syncs"
-            )
-        }
-    }
 
     /// A call to the store failed while it looked connected (a lost connection is reported by the
     /// store itself): said in the status's `lastError`, and logged once while it stays the same.

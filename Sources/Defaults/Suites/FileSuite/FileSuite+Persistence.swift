@@ -253,8 +253,10 @@ extension FileSuite {
     /// again meanwhile), and reports each.
     private func refuse(_ refused: [String: RefusedValue], written: inout FileWrite) {
         // Never a managed key: this process wrote it.
-        written.putBack = store.apply(
-            .putBack(refused.map { key, refusal in SyncedWrite(key: key, expected: refusal.value, value: refusal.stored) }))
+        let putBack = refused.map { key, refusal in
+            SyncedWrite(key: key, expected: refusal.value, value: refusal.stored)
+        }
+        written.putBack = store.apply(.putBack(putBack))
         let megabytes = SuiteFile.TooLargeToReadBack.megabytes
         for (key, refusal) in refused.sorted(by: { $0.key < $1.key }) {
             written.problems.append(
