@@ -25,9 +25,8 @@ enum DomainAdministration {
     static func effectiveValues(
         of domain: Domain, user values: [String: PropertyListValue]
     ) -> [String: PropertyListValue] {
-        let administrator = Self.values(of: domain)
-        return administrator.vendor.merging(values) { _, user in user }
-            .merging(administrator.managed) { _, managed in managed }
+        guard case .named(let name) = domain else { return values }
+        return FileSuite.resolvedValues(suiteName: name, user: values)
     }
 
     /// Refuses a write of `key` when the administrator enforces its value, naming the managed file:

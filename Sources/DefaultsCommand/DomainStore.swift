@@ -15,8 +15,9 @@ import Darwin
 ///
 /// Reading never changes anything: the file is read and decoded with the file layer ``FileSuite``
 /// stands on (`SuiteFile`), without opening a suite, so that a damaged file is reported and left
-/// exactly where it is (a ``FileSuite`` moves such a file aside when it opens it). Changing opens a ``FileSuite`` on the file, which takes the
-/// suite's lock, merges with what other processes wrote, and tells running applications.
+/// exactly where it is (a ``FileSuite`` moves such a file aside when it opens it). Changing is the
+/// file layer's locked edit of the file: the values as other processes left them, changed and
+/// written holding the suite's lock; running applications see it as another process's change.
 struct DomainStore {
     /// Where named domains live: `$XDG_CONFIG_HOME` or `~/.config`, as Foundation on Linux.
     var directory: URL = FileSuite.defaultDirectory
@@ -138,61 +139,48 @@ struct DomainStore {
 
     // MARK: Changing
 
-    /// Changes `domain`: checks that its file can be read, opens a suite on it, and, holding the
-    /// suite's lock from the read to the write, lets `edit` look at the current values (as other
-    /// processes left them) and change them, then writes. When anything fails, nothing is written.
-    ///
-    /// The suite is opened without launch arguments (the command's own arguments are not
-    /// settings) and with a coalescing delay far longer than the command runs, so that the only
-    /// write is the one made holding the lock.
+    /// Changes `domain` with the file layer's one locked edit (``SuiteFile/edit(replacingDamaged:_:)``):
+    /// holding the file's lock from the read to the write, `edit` looks at the current values (as
+    /// other processes left them) and changes them, and they are written, durably, before the
+    /// lock is released. Running applications see the new file as any other process's change.
+    /// When anything fails, nothing is written.
     ///
     /// - Parameter replacingDamaged: For commands that replace the whole domain (`import`,
     ///   `write domain '{…}'`, `delete domain`): a file that is not a property list does not stop
-    ///   them; the suite moves it aside to a `.corrupt-<time>` backup, which is reported on
-    ///   standard error. Otherwise such a file fails the command and is left where it is.
+    ///   them; it is moved aside to a `.corrupt-<time>` backup, which is reported on standard
+    ///   error. Otherwise such a file fails the command and is left where it is.
     func change(
         _ domain: Domain, replacingDamaged: Bool = false,
         _ edit: (inout DomainEdit) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
-        switch readResult(domain) {
-        case .success: break
-        case .failure(let problem):
-            // Damaged or unreadable files are reported, not moved aside by the suite.
-            guard replacingDamaged, problem.isDamaged else { throw problem.failure }
+        // Checked first, without the lock (whose file it would leave behind): a file that stops
+        // the edit is reported and the directory left exactly as it was.
+        if case .failure(let problem) = readResult(domain), !(replacingDamaged && problem.isDamaged) {
+            throw problem.failure
         }
-        let suite = openSuite(domain)
-        for problem in suite.problems {
-            guard replacingDamaged, let backupURL = problem.backupURL else {
-                throw CommandFailure("Could not read domain \(domain.displayName): \(problem.message)")
-            }
-            Output.printError("The damaged file \(suite.fileURL.path) was moved to \(backupURL.path)")
-        }
-        let problemCount = suite.problems.count
-        // Read, edited and written holding the suite's lock: another process's change made
-        // meanwhile (another `defaults write d arr -array-add x`) is seen, not overwritten.
+        let file = SuiteFile(url: domain.fileURL(in: directory))
         var failure: CommandFailure?
-        suite.modifyPersistentValues { values in
-            var changes = DomainEdit(values: values)
-            do throws(CommandFailure) {
-                try edit(&changes)
-            } catch {
-                failure = error
-                return
-            }
-            values = changes.values
-        }
-        if let failure {
-            throw failure
-        }
-        if let problem = suite.problems.dropFirst(problemCount).first {
-            throw CommandFailure("Could not write domain \(domain.displayName): \(problem.message)")
-        }
+        let done: SuiteFile.Edit
         do {
-            try suite.flush()
+            done = try file.edit(replacingDamaged: replacingDamaged) { values in
+                var changes = DomainEdit(values: values)
+                do throws(CommandFailure) {
+                    try edit(&changes)
+                } catch {
+                    failure = error
+                    throw error
+                }
+                values = changes.values
+            }
         } catch {
-            throw CommandFailure(
-                "Could not write domain \(domain.displayName): \((error as? DefaultsError)?.message ?? "\(error)")"
-            )
+            if let failure {
+                throw failure
+            }
+            let verb = error is SuiteFile.TooLargeToReadBack || error is SystemCallError ? "write" : "read"
+            throw CommandFailure("Could not \(verb) domain \(domain.displayName): \(error)")
+        }
+        if let backupPath = done.backupPath {
+            Output.printError("The damaged file \(file.path) was moved to \(backupPath)")
         }
     }
 
@@ -200,38 +188,30 @@ struct DomainStore {
     /// (for a link, the file it points to is emptied and the link kept). A damaged file is first
     /// moved aside to a backup, reported on standard error.
     func remove(_ domain: Domain) throws(CommandFailure) {
-        switch readResult(domain) {
-        case .success: break
-        case .failure(let problem):
-            guard problem.isDamaged else { throw problem.failure }
-            // Opening a suite moves the damaged file aside, as for any command replacing the domain.
-            let suite = openSuite(domain)
-            for problem in suite.problems {
-                guard let backupURL = problem.backupURL else {
-                    throw CommandFailure("Could not read domain \(domain.displayName): \(problem.message)")
-                }
-                Output.printError("The damaged file \(suite.fileURL.path) was moved to \(backupURL.path)")
-            }
-        }
+        let file = SuiteFile(url: domain.fileURL(in: directory))
         do {
-            try SuiteFile(url: domain.fileURL(in: directory)).remove()
+            switch file.readMovingDamagedAside(holdingLock: false) {
+            case .values, .absent(nil): break
+            case .absent(let (backupPath, _)?):
+                Output.printError("The damaged file \(file.path) was moved to \(backupPath)")
+            case .blocked(_, let blockage):
+                throw CommandFailure("Could not delete domain \(domain.displayName): \(file.describe(blockage))")
+            }
+            try file.remove()
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
             throw CommandFailure("Could not delete domain \(domain.displayName): \(error)")
         }
     }
 
-    /// A suite on `domain`'s file, without launch arguments; for a named domain, with the
-    /// administrator's layers when asked.
-    func openSuite(
-        _ domain: Domain, coalescingDelay: Duration = .seconds(24 * 60 * 60), withAdministratorLayers: Bool = false
-    ) -> FileSuite {
-        if withAdministratorLayers, case .named(let name) = domain {
-            return FileSuite(name: name, directory: directory, arguments: [], coalescingDelay: coalescingDelay)
+    /// A suite on `domain`'s file that `watch` observes: without launch arguments (the command's
+    /// own arguments are not settings) and, for a named domain, with the administrator's layers.
+    func watchedSuite(_ domain: Domain) -> FileSuite {
+        if case .named(let name) = domain {
+            return FileSuite(name: name, directory: directory, arguments: [])
         }
-        return FileSuite(
-            fileURL: domain.fileURL(in: directory), name: domain.suiteName, arguments: [],
-            coalescingDelay: coalescingDelay
-        )
+        return FileSuite(fileURL: domain.fileURL(in: directory), name: domain.suiteName, arguments: [])
     }
 }
 

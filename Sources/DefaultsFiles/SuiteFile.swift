@@ -197,7 +197,7 @@ package struct SuiteFile: Sendable {
         }
         // Never write what no reader would read back.
         guard data.count <= BoundedFileRead.sizeLimit else {
-            throw TooLargeToReadBack(size: data.count)
+            throw TooLargeToReadBack(size: data.count, largest: Self.largestEntry(of: values))
         }
         let target = try AtomicFileWrite.target(of: path)
         if removingStaleTemporaryFiles {
@@ -211,14 +211,33 @@ package struct SuiteFile: Sendable {
     package struct TooLargeToReadBack: Error, CustomStringConvertible {
         /// The encoded size, in bytes.
         package let size: Int
+        /// The key whose value takes the most room, and its encoded size.
+        package var largest: (key: String, size: Int)?
 
         package var description: String {
-            "it would be \(Self.megabytes(size)), over the \(Self.megabytes(BoundedFileRead.sizeLimit)) a suite's file may hold"
+            let limit =
+                "it would be \(Self.megabytes(size)), over the \(Self.megabytes(BoundedFileRead.sizeLimit)) "
+                + "a suite's file may hold"
+            guard let largest else { return limit }
+            return limit + "; its largest value is \"\(largest.key)\" (\(Self.megabytes(largest.size)) encoded)"
         }
 
         package static func megabytes(_ bytes: Int) -> String {
             bytes % (1 << 20) == 0 ? "\(bytes >> 20) MB" : String(format: "%.1f MB", Double(bytes) / Double(1 << 20))
         }
+    }
+
+    /// The key whose value, encoded alone, takes the most room.
+    private static func largestEntry(of values: [String: PropertyListValue]) -> (key: String, size: Int)? {
+        var largest: (key: String, size: Int)?
+        for (key, value) in values {
+            var encoder = XMLDictionaryEncoder()
+            let size = (try? encoder.encode([key: value]).count) ?? 0
+            if size > largest?.size ?? -1 {
+                largest = (key, size)
+            }
+        }
+        return largest
     }
 
     /// Removes the domain: the file and its lock file, so that nothing is left in the directory.

@@ -24,6 +24,31 @@ struct SharedSuiteTests {
         #expect(suite.object(forKey: "greeting") as? String == "hello")
     }
 
+    /// The command's edits are one more door into a suite: each (`write`, `import`, `rename`,
+    /// `delete`) reaches a running process as one change with exactly the keys whose value it
+    /// changed.
+    @Test func eachCommandEditIsOneChangeOfTheKeysItChanged() async throws {
+        let sandbox = try CommandSandbox()
+        let suite = FileSuite(name: "com.example.shared", directory: sandbox.directory, arguments: [])
+        let changes = Mutex<[SuiteChange]>([])
+        let token = suite.changes.addObserver { change in changes.withLock { $0.append(change) } }
+        defer { suite.changes.removeObserver(token) }
+        let imported = try PropertyList.encodeXML(["a": 1, "b": 2, "c": 3] as [String: Any])
+        let edits: [(arguments: [String], input: Data?, keys: Set<String>)] = [
+            (["write", "com.example.shared", "a", "-int", "1"], nil, ["a"]),
+            (["import", "com.example.shared", "-"], imported, ["b", "c"]),
+            (["rename", "com.example.shared", "b", "d"], nil, ["b", "d"]),
+            (["delete", "com.example.shared", "c"], nil, ["c"]),
+        ]
+        for (index, edit) in edits.enumerated() {
+            let result = try sandbox.run(edit.arguments, input: edit.input)
+            #expect(result.status == 0, "\(result)")
+            try await waitUntil("the change of \(edit.arguments)") { changes.withLock { $0.count } > index }
+        }
+        #expect(changes.withLock { $0 } == edits.map { SuiteChange(keys: $0.keys, origin: .otherProcess) })
+        #expect(suite.persistentValues().keys.sorted() == ["a", "d"])
+    }
+
     @Test func commandWriteReachesAnUpdatesLoop() async throws {
         let sandbox = try CommandSandbox()
         let suite = FileSuite(name: "com.example.shared", directory: sandbox.directory, arguments: [])

@@ -79,7 +79,8 @@ final class SyncEngine: Sendable {
     /// Held by every reader and writer of the state and the journals, and across a
     /// read-compare-record of journals and suites, so that a local change, a remote one and a push
     /// never interleave. Never held while a suite is written or its observers run; taken inside a
-    /// file suite's write (``FileSuite/beforeWrite``), so never held while taking a suite's `io`.
+    /// suite's persisting write (``SuiteStore/beforePersisting``), so never held while taking a
+    /// suite's `io`.
     /// Recursive, as a guard: a journal reached twice on one thread must not stop it.
     private let lock = NSRecursiveLock()
     /// The engine's state, only touched holding `lock` (the Mutex makes the engine checked
@@ -163,7 +164,7 @@ final class SyncEngine: Sendable {
                 }
                 if watch.names.isEmpty {
                     state.watches[id] = nil
-                    (watch.suite as? FileSuite)?.beforeWrite.withLock { $0 = nil }
+                    (watch.suite as? any StoreBackedSuite)?.store.beforePersisting.withLock { $0 = nil }
                     tokens.append((watch.suite.changes, watch.token))
                 } else {
                     state.watches[id] = watch
@@ -208,7 +209,7 @@ final class SyncEngine: Sendable {
                 return true
             }
             if isFirst {
-                (suite as? FileSuite)?.beforeWrite.withLock { hook in
+                (suite as? any StoreBackedSuite)?.store.beforePersisting.withLock { hook in
                     hook = { [unowned self] keys in self.suiteWillWrite(suite, keys: keys) }
                 }
             } else {

@@ -22,19 +22,22 @@ final class SyncJournal: Sendable {
     fileprivate static let lastSyncKey = "@lastSync"
 
     let storage: any DefaultsSuite
+    /// The journal's file, when it has one: read again when another process wrote it.
+    private let file: FileSuite?
 
-    init(storage: any DefaultsSuite) {
-        self.storage = storage
-    }
-
-    /// The journal of `suite`: a file beside a file suite's, in memory for an in-memory suite, and
-    /// in the default directory, by suite name, for others.
-    convenience init(for suite: any DefaultsSuite) {
-        if suite is InMemorySuite {
-            self.init(storage: InMemorySuite(name: "\(suite.name).defaults-sync"))
+    /// The journal of `suite`: a file beside the file a suite of this library keeps its values
+    /// in, in memory for one that keeps them in memory, and in the default directory, by suite
+    /// name, for others.
+    init(for suite: any DefaultsSuite) {
+        let store = (suite as? any StoreBackedSuite)?.store
+        if let store, store.fileURL == nil {
+            file = nil
+            storage = InMemorySuite(name: "\(suite.name).defaults-sync")
         } else {
-            let fileURL = (suite as? FileSuite)?.fileURL ?? FileSuite.fileURL(forName: suite.name)
-            self.init(storage: FileSuite(fileURL: Self.journalURL(forSuiteFile: fileURL), arguments: []))
+            let fileURL = store?.fileURL ?? FileSuite.fileURL(forName: suite.name)
+            let journal = FileSuite(fileURL: Self.journalURL(forSuiteFile: fileURL), arguments: [])
+            file = journal
+            storage = journal
         }
     }
 
@@ -95,7 +98,7 @@ final class SyncJournal: Sendable {
     /// A process syncing the same suite makes its journal durable before the suite's file, so a
     /// value found in the file that the journal does not know is looked up here again.
     func reloadIfChanged() -> Bool {
-        guard let file = storage as? FileSuite, !file.isFileAsLoaded() else { return false }
+        guard let file, !file.isFileAsLoaded() else { return false }
         file.reloadIfChanged()
         return true
     }

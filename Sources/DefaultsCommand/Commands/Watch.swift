@@ -66,8 +66,7 @@ struct Watch: ParsableCommand {
             return source
         }
 
-        let suite = store.openSuite(
-            domain, coalescingDelay: FileSuite.defaultCoalescingDelay, withAdministratorLayers: true)
+        let suite = store.watchedSuite(domain)
         suite.onProblem = { problem in
             Output.printError(problem.message)
         }

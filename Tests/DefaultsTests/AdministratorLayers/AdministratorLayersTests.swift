@@ -65,10 +65,10 @@ struct AdministratorLayersTests {
         suite.set(false, forKey: "locked")
         suite.set(nil, forKey: "locked")
         suite.setValues([("locked", false), ("free", 1)])
-        // Through every other door as well: a read-modify-write, and an edit of the whole domain.
+        // Through every other door as well: a key's read-modify-write, and the suite's.
         let locked = Defaults.Key<Bool>("locked", default: false, suite: suite)
         Defaults.modify(locked) { $0.toggle() }
-        suite.modifyPersistentValues { $0["locked"] = .boolean(false) }
+        suite.modify(forKey: "locked") { $0 = false }
         try suite.flush()
         #expect(suite.object(forKey: "locked") as? Bool == true)
         #expect(suite.object(forKey: "free") as? Int == 1)

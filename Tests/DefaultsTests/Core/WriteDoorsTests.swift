@@ -199,6 +199,61 @@ struct WriteDoorsTests {
         #expect(watched.suite.object(forKey: "locked") as? String == "enforced")
     }
 
+    /// `removeAll` is one edit: one event with every key whose read value changed, none for the
+    /// keys a registered default, a launch argument or the administrator answers as before.
+    @Test(arguments: SuiteKind.withFileSuite)
+    func removeAllPostsOneEventWithEveryChangedKey(kind: SuiteKind) throws {
+        let watched = Watched(kind.make())
+        let id = UUID().uuidString
+        watched.suite.register(defaults: ["registered-\(id)": "default"])
+        watched.suite.setValues([("a-\(id)", 1), ("b-\(id)", 2), ("registered-\(id)", "default")])
+        let registeredEvents = watched.events(of: "registered-\(id)")
+        watched.suite.removeAll()
+        #expect(watched.events(of: "a-\(id)") == 2 && watched.events(of: "b-\(id)") == 2, "one to write, one to remove")
+        #expect(watched.events(of: "registered-\(id)") == registeredEvents, "it reads its default before and after")
+        #expect(watched.suite.object(forKey: "a-\(id)") == nil)
+        #expect(watched.suite.persistentValues().isEmpty)
+        #expect(watched.reported.isEmpty, "\(watched.reported.map(\.message))")
+        try watched.suite.flush()
+    }
+
+    @Test func removeAllKeepsWhatTheAdministratorEnforces() throws {
+        let sandbox = try AdministratorSandbox()
+        try sandbox.write(["locked": "enforced"], to: sandbox.managedURL(in: sandbox.first))
+        let watched = Watched(sandbox.suite())
+        watched.suite.set("mine", forKey: "free")
+        watched.suite.removeAll()
+        #expect(watched.suite.object(forKey: "locked") as? String == "enforced")
+        #expect(watched.suite.object(forKey: "free") == nil)
+        #expect(watched.events(of: "locked") == 0 && watched.events(of: "free") == 2)
+        #expect(watched.reported.isEmpty, "removing is not writing the managed key")
+        try watched.suite.flush()
+        #expect(try sandbox.user.storedValues(sandbox.name).isEmpty)
+    }
+
+    /// A key a launch argument sets reads the argument through every door: the write is stored
+    /// (the next launch without the argument reads it) and posts nothing, as the read value did not
+    /// change; `removeAll` leaves the argument too.
+    @Test(arguments: [SuiteKind.inMemory, .fileSuite], Door.allCases)
+    func aKeyALaunchArgumentSetsKeepsReadingTheArgument(kind: SuiteKind, door: Door) throws {
+        let arguments = ["-argued", "from the arguments"]
+        let suite: any DefaultsSuite =
+            kind == .inMemory
+            ? InMemorySuite(arguments: arguments)
+            : FileSuite(
+                name: "argued-\(UUID().uuidString)", directory: TemporarySuites.makeDirectory(), arguments: arguments)
+        let watched = Watched(suite)
+        door.write("mine", to: "argued", in: suite)
+        #expect(suite.object(forKey: "argued") as? String == "from the arguments")
+        #expect(suite.persistentValues()["argued"] as? String == "mine")
+        #expect(watched.events(of: "argued") == 0)
+        #expect(watched.reported.isEmpty, "\(watched.reported.map(\.message))")
+        suite.removeAll()
+        #expect(suite.object(forKey: "argued") as? String == "from the arguments")
+        #expect(watched.events(of: "argued") == 0)
+        try suite.flush()
+    }
+
     /// An observer that flushes, reloads and writes another key, and a problem handler that
     /// does the same, from inside the write that calls them.
     @Test(arguments: SuiteKind.withFileSuite, Door.allCases)

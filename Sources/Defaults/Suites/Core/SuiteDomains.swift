@@ -50,6 +50,17 @@ struct SuiteDomains: Sendable {
         [managed, persistent, vendor].filter { !$0.isEmpty }
     }
 
+    /// Every key a read finds a value for, with that value.
+    var resolved: [String: PropertyListValue] {
+        var keys = Set(managed.keys).union(persistent.keys).union(vendor.keys).union(registered.keys)
+        keys.formUnion(arguments.keys)
+        var values: [String: PropertyListValue] = [:]
+        for key in keys {
+            values[key] = value(forKey: key)
+        }
+        return values
+    }
+
     /// The domain a read of a key is answered from.
     enum Source: Hashable {
         case managed, argument, persistent, vendor, registered

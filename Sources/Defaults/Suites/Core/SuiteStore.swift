@@ -28,6 +28,11 @@ package final class SuiteStore: Sendable {
     let generation: SuiteGeneration
     private let state: Mutex<State>
     private let keepsPending: Bool
+    /// Runs before the backend persists pending changes, holding its locks, with the keys this
+    /// machine changed (`nil`: every key; values from other machines are not among them): the
+    /// sync engine makes its journal durable there, so that another process never sees a synced
+    /// value without its journal entry.
+    let beforePersisting = Mutex<(@Sendable (_ keys: Set<String>?) -> Void)?>(nil)
     /// The administrator's file that enforces a key, named in the problem of a refused write.
     private let managedFile: @Sendable (String) -> URL?
 

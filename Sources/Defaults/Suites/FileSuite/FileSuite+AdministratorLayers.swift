@@ -107,6 +107,17 @@ extension FileSuite {
         return (loaded.vendor.values, loaded.managed.values)
     }
 
+    /// What a program reads from the suite `name` whose user file holds `user`: the
+    /// administrator's enforced values over `user` over the vendor defaults, resolved as a suite
+    /// resolves them, without opening one (for the `defaults` command).
+    package static func resolvedValues(
+        suiteName name: String, user: [String: PropertyListValue],
+        directories: [URL] = defaultAdministratorDirectories
+    ) -> [String: PropertyListValue] {
+        let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
+        return SuiteDomains(managed: loaded.managed.values, persistent: user, vendor: loaded.vendor.values).resolved
+    }
+
     /// Watches the administrator's directories, so that a change to their files reaches the suite's
     /// observers like any other change. A directory created after the suite opened is not watched.
     func startWatchingAdministratorLayers() {

@@ -51,25 +51,3 @@ extension FileSuite {
     }
 
 }
-
-extension FileSuite {
-    /// Lets `body` change the persistent values as a whole, holding the cross-process lock from
-    /// the read (of the file as other processes left it) to the write, which is done before this
-    /// returns. For tools that edit a suite as a whole (the `defaults` command); a write that fails
-    /// is reported and retried, as for ``modify(forKey:_:)``.
-    package func modifyPersistentValues(_ body: (inout [String: PropertyListValue]) -> Void) {
-        synchronize { () -> SuiteEdit.Outcome? in
-            let old = store.persistent
-            var new = old
-            body(&new)
-            var changes: [(key: String, value: PropertyListValue?)] = []
-            for (key, value) in new where old[key] != value {
-                changes.append((key, value))
-            }
-            for key in old.keys where new[key] == nil {
-                changes.append((key, nil))
-            }
-            return store.apply(.setValues(changes))
-        }
-    }
-}

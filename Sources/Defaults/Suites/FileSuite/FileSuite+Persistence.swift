@@ -165,7 +165,7 @@ extension FileSuite {
         let isEncoderCurrent = io.xmlEncoderIdentity != nil && io.xmlEncoderIdentity == loadedIdentity
         let changedKeys = isEncoderCurrent && !pending.removesAll ? Set(pending.changes.keys) : nil
         io.xmlEncoderIdentity = nil
-        beforeWrite.withLock { $0 }?(pending.localKeys)
+        store.beforePersisting.withLock { $0 }?(pending.localKeys)
         do {
             var refused: [String: RefusedValue] = [:]
             let identity = try writeReadable(

@@ -83,11 +83,6 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
     /// Writes the pending changes a short while after they are made, on ``flush()``, and again
     /// after a failure.
     let writes: WriteScheduler<FileSuite>
-    /// Runs before each new version of the file is written, holding the suite's locks, with the
-    /// keys this machine changes in it (`nil`: every key; values from other machines are not
-    /// among them): the sync engine makes its journal durable there, so
-    /// that another process never sees a synced value without its journal entry.
-    let beforeWrite = Mutex<(@Sendable (_ keys: Set<String>?) -> Void)?>(nil)
 
     struct FileState {
         /// The version of the file that the store's persistent values (less its pending changes)
@@ -196,7 +191,9 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
         var problems: [DefaultsError] = []
         let values: [String: PropertyListValue]
         let identity: FileIdentity?
-        switch Self.read(file, suiteName: self.name, fileURL: self.fileURL, holdingLock: false, problems: &problems) {
+        let read = Self.readMovingDamagedAside(
+            file, suiteName: self.name, fileURL: self.fileURL, holdingLock: false, problems: &problems)
+        switch read {
         case .values(let read, let readIdentity): (values, identity) = (read, readIdentity)
         case .absent, .blocked: (values, identity) = ([:], nil)
         }
