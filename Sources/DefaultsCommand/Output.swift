@@ -14,6 +14,15 @@ enum Output {
         FileHandle.standardOutput.write(data)
     }
 
+    /// Writes the old-style text of `value` (see ``text(_:)``) and a newline to standard output,
+    /// in pieces as it is made: a large domain's text is never held whole.
+    static func printText(_ value: Any) {
+        PropertyList.writeOpenStepDescription(value) { bytes in
+            FileHandle.standardOutput.write(Data(bytes))
+        }
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+
     /// Writes `text` and a newline to standard error.
     static func printError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))

@@ -22,7 +22,7 @@ import Synchronization
 ///   left to the reader's `default:` arguments, and launch arguments to swift-configuration's own
 ///   command-line provider, so that neither shadows a provider below this one.
 /// - **Conversions** follow swift-configuration's property-list file provider; see
-///   ``DefaultsSnapshot``.
+///   ``DefaultsConfigSnapshot``.
 /// - **Snapshots** capture the suite's values at one moment; **watching** follows the suite's
 ///   change stream, `SuiteChangeCenter`, so changes made by this process and, for a
 ///   `FileSuite`, by any other process reach `watch` callers.
@@ -98,8 +98,8 @@ extension DefaultsProvider: ConfigProvider {
 }
 
 extension DefaultsProvider {
-    func currentSnapshot() -> DefaultsSnapshot {
-        DefaultsSnapshot(
+    func currentSnapshot() -> DefaultsConfigSnapshot {
+        DefaultsConfigSnapshot(
             layers: suite.storedValueLayers(),
             providerName: providerName,
             secretsSpecifier: secretsSpecifier
@@ -111,7 +111,7 @@ extension DefaultsProvider {
     ///
     /// Only the newest element is buffered: a slow consumer sees the latest state, not every step.
     private func watchSnapshots<Element: Sendable, Return: ~Copyable>(
-        _ element: @escaping @Sendable (DefaultsSnapshot) -> Element?,
+        _ element: @escaping @Sendable (DefaultsConfigSnapshot) -> Element?,
         handler: (AsyncStream<Element>) async throws -> Return
     ) async throws -> Return {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -145,7 +145,7 @@ private final class Lookups: Sendable {
         self.type = type
     }
 
-    func next(in snapshot: DefaultsSnapshot) -> Result<LookupResult, any Error>? {
+    func next(in snapshot: DefaultsConfigSnapshot) -> Result<LookupResult, any Error>? {
         let result: Result<LookupResult, DefaultsProviderError> = Result { () throws(DefaultsProviderError) in
             try snapshot.lookup(key, type: type)
         }

@@ -135,6 +135,12 @@ struct ByteWriter: ~Copyable {
     }
 
     /// Decodes the bytes as UTF-8 into a `String`.
+    /// Hands the bytes written so far to `sink` and starts again from none, keeping the room.
+    mutating func drain(into sink: (UnsafeRawBufferPointer) -> Void) {
+        sink(UnsafeRawBufferPointer(start: base, count: count))
+        count = 0
+    }
+
     consuming func finishString() -> String {
         String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
     }

@@ -8,26 +8,66 @@ import Foundation
 /// which gives the familiar `key =     (` lines.
 struct OpenStepWriter: ~Copyable {
     private var out = ByteWriter(capacity: 1024)
+    /// Where the text goes as it is written, when it is not collected whole.
+    private let sink: ((UnsafeRawBufferPointer) -> Void)?
+    /// How much text is collected before it is handed to `sink`.
+    private static let chunkSize = 1 << 16
+
+    private init(sink: ((UnsafeRawBufferPointer) -> Void)? = nil) {
+        self.sink = sink
+    }
 
     static func describe(_ value: Any) -> String {
         var writer = OpenStepWriter()
-        switch PropertyListClassification.classify(value) {
-        case .string(let string):
-            // `defaults read domain key` prints a top-level scalar as its plain description.
-            writer.out.append(string)
-        case .date(let date):
-            writer.appendDateText(date)
-        case .int(let int):
-            writer.out.appendDecimal(int)
-        case .double(let double):
-            NumberText.appendDescription(double, to: &writer.out)
-        default:
-            writer.write(value, level: 0)
-        }
+        writer.writeTopLevel(value)
         return writer.out.finishString()
     }
 
+    /// Writes the description of `value` to `sink` in pieces, as it is made: the text of a large
+    /// domain (a binary property list whose shared objects are written out at each reference
+    /// can print a hundred times its size) is never held whole.
+    static func write(_ value: Any, to sink: @escaping (UnsafeRawBufferPointer) -> Void) {
+        var writer = OpenStepWriter(sink: sink)
+        writer.writeTopLevel(value)
+        writer.out.drain(into: sink)
+    }
+
+    /// Hands what is written so far to the sink once it is a chunk.
+    private mutating func flushIfFull() {
+        if let sink, out.count >= Self.chunkSize {
+            out.drain(into: sink)
+        }
+    }
+
+    private mutating func writeTopLevel(_ value: Any) {
+        switch PropertyListClassification.classify(value) {
+        case .string(let string):
+            // `defaults read domain key` prints a top-level scalar as its plain description.
+            out.append(string)
+        case .date(let date):
+            appendDateText(date)
+        case .int(let int):
+            out.appendDecimal(int)
+        case .double(let double):
+            NumberText.appendDescription(double, to: &out)
+        default:
+            write(value, level: 0)
+        }
+    }
+
     private mutating func write(_ value: Any, level: Int) {
+        // A tree of values is walked as it is: boxing a container's elements first would copy
+        // each level (a million references to one shared object, a million boxes).
+        if type(of: value) == PropertyListValue.self, let value = value as? PropertyListValue {
+            switch value {
+            case .array(let array):
+                return writeArray(array, level: level)
+            case .dictionary(let dictionary):
+                return writeEntries(dictionary.sorted { $0.key < $1.key }, level: level)
+            default:
+                break
+            }
+        }
         switch PropertyListClassification.classify(value) {
         case .string(let string):
             appendQuotedIfNeeded(string)
@@ -68,7 +108,7 @@ struct OpenStepWriter: ~Copyable {
         out.append(repeating: UInt8(ascii: " "), count: 4 * level)
     }
 
-    private mutating func writeArray(_ array: [Any], level: Int) {
+    private mutating func writeArray<Element>(_ array: [Element], level: Int) {
         indent(level)
         guard level < PropertyList.maximumDepth else {
             out.append("( ... )")
@@ -79,12 +119,13 @@ struct OpenStepWriter: ~Copyable {
             indent(level + 1)
             write(element, level: level + 1)
             out.append(index + 1 < array.count ? ",\n" : "\n")
+            flushIfFull()
         }
         indent(level)
         out.append(UInt8(ascii: ")"))
     }
 
-    private mutating func writeEntries(_ entries: [(key: String, value: Any)], level: Int) {
+    private mutating func writeEntries<Value>(_ entries: [(key: String, value: Value)], level: Int) {
         indent(level)
         guard level < PropertyList.maximumDepth else {
             out.append("{ ... }")
@@ -97,6 +138,7 @@ struct OpenStepWriter: ~Copyable {
             out.append(" = ")
             write(value, level: level + 1)
             out.append(";\n")
+            flushIfFull()
         }
         indent(level)
         out.append(UInt8(ascii: "}"))

@@ -111,6 +111,14 @@ public enum PropertyList {
         OpenStepWriter.describe(value)
     }
 
+    /// Writes ``openStepDescription(_:)`` of `value` to `sink` in pieces (of about 64 KB) as it
+    /// is made, for text too large to hold whole.
+    public static func writeOpenStepDescription(
+        _ value: Any, to sink: @escaping (UnsafeRawBufferPointer) -> Void
+    ) {
+        OpenStepWriter.write(value, to: sink)
+    }
+
     /// Parses old-style text as `defaults write` accepts it: `(1, 2)`,
     /// `{ a = 1; b = (x, y); }`, quoted strings with `\"` `\\` `\n` `\U00e9`
     /// escapes, `<0fa1 22>` hex data, bare words, `//` and `/* */` comments.

@@ -156,4 +156,23 @@ struct OpenStepTests {
             #expect(PropertyList.isEqual(ours, theirs), "\(text)")
         }
     }
+
+    /// A domain whose text is far larger than its file (one shared object referenced at every
+    /// element) is written in pieces as it is made, never held whole, and the pieces make the
+    /// same text.
+    @Test func aLargeDescriptionIsWrittenInPieces() {
+        let shared = PropertyListValue.dictionary(["a": .integer(1), "b": .string("two")])
+        let value = PropertyListValue.dictionary([
+            "list": .array(Array(repeating: shared, count: 20_000)), "name": .string("x"),
+        ])
+        var pieces: [Int] = []
+        var text = Data()
+        PropertyList.writeOpenStepDescription(value) { bytes in
+            pieces.append(bytes.count)
+            text.append(contentsOf: bytes)
+        }
+        #expect(String(decoding: text, as: UTF8.self) == PropertyList.openStepDescription(value))
+        #expect(pieces.count > 10, "\(pieces.count) pieces of \(text.count) bytes")
+        #expect(pieces.allSatisfy { $0 <= 65_536 + 1_024 }, "at most a piece and an element: \(pieces.max() ?? 0)")
+    }
 }

@@ -99,7 +99,7 @@ final class SyncJournal: Sendable {
     /// value found in the file that the journal does not know is looked up here again.
     func reloadIfChanged() -> Bool {
         guard let file, !file.isFileAsLoaded() else { return false }
-        file.reloadIfChanged()
+        file.reload()
         return true
     }
 

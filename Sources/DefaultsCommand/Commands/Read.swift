@@ -46,12 +46,12 @@ struct Read: ParsableCommand {
             guard let value = values?[key] else {
                 throw notFound(CommandFailure.pairDoesNotExist(domain, key: key), domain: domain, key: key)
             }
-            Output.print(json ? Output.json(value) : Output.text(value))
+            json ? Output.print(Output.json(value)) : Output.printText(value)
         } else {
             guard let values, !values.isEmpty || !domain.isAbsentWhenEmpty else {
                 throw notFound(.domainDoesNotExist(domain), domain: domain, key: nil)
             }
-            Output.print(json ? Output.json(.dictionary(values)) : Output.text(values))
+            json ? Output.print(Output.json(.dictionary(values))) : Output.printText(values)
         }
     }
 
@@ -81,7 +81,7 @@ struct Read: ParsableCommand {
             case .failure(let failure): failures.append(failure)
             }
         }
-        Output.print(json ? Output.json(.dictionary(everything)) : Output.text(everything))
+        json ? Output.print(Output.json(.dictionary(everything))) : Output.printText(everything)
         if let last = failures.popLast() {
             for failure in failures {
                 Output.printError(failure.message)

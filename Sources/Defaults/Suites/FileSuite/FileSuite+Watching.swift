@@ -34,7 +34,7 @@ extension FileSuite {
         guard !hasBegunWatching.exchange(true, ordering: .acquiringAndReleasing) else { return }
         startWatchingAdministratorLayers()
         startWatching()
-        reloadIfChanged()
+        reload()
     }
 
     /// Starts watching the file's directory for other processes' writes, once the directory
@@ -63,7 +63,7 @@ extension FileSuite {
             for (directory, name) in watched {
                 let watcher = FileWatcher(
                     directory: directory, fileName: name, queue: watcherQueue,
-                    onChange: { [weak self] in self?.reloadIfChanged() },
+                    onChange: { [weak self] in self?.reload() },
                     onGone: { [weak self] in self?.resumeWatching() })
                 watchers += watcher.map { [$0] } ?? []
             }
@@ -81,7 +81,7 @@ extension FileSuite {
             guard let self else { return }
             self.isResumingWatching.store(false, ordering: .releasing)
             if self.startWatching(creatingDirectory: false) {
-                self.reloadIfChanged()
+                self.reload()
             } else {
                 self.resumeWatching()
             }
@@ -101,10 +101,6 @@ extension FileSuite {
     /// found wrong with the file (or what a reload of the watcher's running meanwhile found) is in
     /// ``problems``.
     public func reload() {
-        reloadIfChanged()
-    }
-
-    func reloadIfChanged() {
         // Inside `modify` on this thread, which has just read the file holding its locks.
         guard !isSynchronizingOnThisThread else { return }
         // Our own writes come back as events too; they leave the file as we recorded it. Checked

@@ -18,7 +18,7 @@ import Foundation
 /// Anything else, dates among them, throws ``DefaultsProviderError/valueNotConvertible(key:type:)``.
 /// A key with no value, or whose value is a dictionary, is not found (`nil`), as in a file
 /// provider, where a dictionary only holds other keys.
-public struct DefaultsSnapshot: ConfigSnapshot, Sendable {
+public struct DefaultsConfigSnapshot: ConfigSnapshot, Sendable {
     /// The suite's stored values when the snapshot was taken, by domain, highest precedence
     /// first: the administrator's enforced values, the user's, the vendor's defaults.
     let layers: [[String: PropertyListValue]]
@@ -153,3 +153,8 @@ extension ConfigContent {
         }
     }
 }
+
+/// The former name of ``DefaultsConfigSnapshot``, which said "snapshot" as
+/// `Defaults.Snapshot` does for another thing.
+@available(*, deprecated, renamed: "DefaultsConfigSnapshot")
+public typealias DefaultsSnapshot = DefaultsConfigSnapshot
