@@ -32,8 +32,6 @@ extension Defaults {
         @usableFromInline let readCache = KeyReadCache<Value>()
         /// Whether `Value` is an `Optional`, found once: asking on each write costs a conformance lookup.
         @usableFromInline let isOptional = Value.self is any OptionalProtocol.Type
-        /// The observers of this key made with ``Defaults/observe(_:options:handler:)``, while there are some.
-        let broadcastSlot = Mutex<KeyBroadcast<Value>?>(nil)
         /// Where the key was declared, for ``Defaults/KeyRegistry``.
         let declarationSite: KeyDeclarationSite
 

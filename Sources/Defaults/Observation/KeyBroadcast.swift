@@ -207,22 +207,32 @@ extension KeyBroadcast.Subscriber: ObservationHandle {
     }
 }
 
+/// The broadcasts of the keys that have observers, by key: kept here, in the observation layer,
+/// so that a key holds nothing of it. A broadcast holds its key, so an identifier in the table is
+/// never reused by another key while its entry stays.
+private let broadcasts = Mutex<[ObjectIdentifier: AnyObject]>([:])
+
 extension Defaults.Key {
     /// The key's broadcast, made when the first observer comes.
     func broadcast() -> KeyBroadcast<Value> {
-        broadcastSlot.withLock { slot in
-            if let slot { return slot }
+        broadcasts.withLock { table in
+            if let existing = table[ObjectIdentifier(self)] as? KeyBroadcast<Value> {
+                return existing
+            }
             let made = KeyBroadcast(key: self)
-            slot = made
+            table[ObjectIdentifier(self)] = made
             return made
         }
     }
 
     /// Drops `broadcast` once its last observer has left (it holds the key: no cycle is kept).
     func releaseBroadcast(_ broadcast: KeyBroadcast<Value>) {
-        broadcastSlot.withLock { slot in
-            if slot === broadcast { slot = nil }
+        let removed = broadcasts.withLock { table -> AnyObject? in
+            guard table[ObjectIdentifier(self)] === broadcast else { return nil }
+            return table.removeValue(forKey: ObjectIdentifier(self))
         }
+        // Released outside the lock: it may be the key's last holder.
+        withExtendedLifetime(removed) {}
     }
 }
 
