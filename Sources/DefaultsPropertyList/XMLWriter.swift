@@ -39,6 +39,17 @@ struct XMLWriter: ~Copyable {
     }
 
     private mutating func write(_ value: Any, indent: Int) throws(PropertyListError) {
+        // A tree of values is walked as it is, not boxed a level at a time.
+        if type(of: value) == PropertyListValue.self, let value = value as? PropertyListValue {
+            switch value {
+            case .array(let array):
+                return try writeArray(array, indent: indent)
+            case .dictionary(let dictionary):
+                return try writeDictionary(dictionary, indent: indent)
+            default:
+                break
+            }
+        }
         switch PropertyListClassification.classify(value) {
         case .string(let string):
             tabs(indent)
@@ -77,14 +88,7 @@ struct XMLWriter: ~Copyable {
         case .array(let array):
             try writeArray(array, indent: indent)
         case .dictionary(let dictionary):
-            try checkDepth(indent)
-            if dictionary.isEmpty {
-                tabs(indent)
-                out.append("<dict/>\n")
-                return
-            }
-            // Sorted keys make the output deterministic, as CoreFoundation's is.
-            try writeEntries(dictionary.sorted { $0.key < $1.key }, indent: indent)
+            try writeDictionary(dictionary, indent: indent)
         case .hashableDictionary(let dictionary):
             try checkDepth(indent)
             if dictionary.isEmpty {
@@ -101,7 +105,7 @@ struct XMLWriter: ~Copyable {
         }
     }
 
-    private mutating func writeArray(_ array: [Any], indent: Int) throws(PropertyListError) {
+    private mutating func writeArray<Element>(_ array: [Element], indent: Int) throws(PropertyListError) {
         try checkDepth(indent)
         tabs(indent)
         if array.isEmpty {
@@ -120,7 +124,20 @@ struct XMLWriter: ~Copyable {
         out.append("</array>\n")
     }
 
-    private mutating func writeEntries(_ entries: [(key: String, value: Any)], indent: Int) throws(PropertyListError) {
+    private mutating func writeDictionary<Value>(_ dictionary: [String: Value], indent: Int) throws(PropertyListError) {
+        try checkDepth(indent)
+        if dictionary.isEmpty {
+            tabs(indent)
+            out.append("<dict/>\n")
+            return
+        }
+        // Sorted keys make the output deterministic, as CoreFoundation's is.
+        try writeEntries(dictionary.sorted { $0.key < $1.key }, indent: indent)
+    }
+
+    private mutating func writeEntries<Value>(
+        _ entries: [(key: String, value: Value)], indent: Int
+    ) throws(PropertyListError) {
         tabs(indent)
         out.append("<dict>\n")
         for (key, value) in entries {

@@ -31,6 +31,12 @@ final class SyncEngine: Sendable {
         var reason: String
     }
 
+    /// A synced key of one suite.
+    private struct SuiteKey: Hashable {
+        var suite: ObjectIdentifier
+        var name: String
+    }
+
     /// The suite of one or more synced keys, with its journal and the engine's observer.
     private struct Watch {
         let suite: any DefaultsSuite
@@ -74,6 +80,9 @@ final class SyncEngine: Sendable {
         /// (``apply(_:)`` between its two steps): a suite's write meanwhile must not take the
         /// value it still holds for a local change.
         var applying: [ObjectIdentifier: Set<String>] = [:]
+        /// Each pending change's value as encoded when it was recorded, with its digest: pushed
+        /// as it is, so that a value is encoded once on its way out.
+        var encoded: [SuiteKey: (digest: String, data: Data?)] = [:]
     }
 
     /// Held by every reader and writer of the state and the journals, and across a
@@ -313,6 +322,7 @@ final class SyncEngine: Sendable {
         if entry == nil, data == nil {
             return false
         }
+        withState { $0.encoded[SuiteKey(suite: ObjectIdentifier(suite), name: name)] = (digest, data) }
         if entry == nil, isFirstLook {
             let unknown = SyncTimestamp.unknown(origin: clock.origin)
             journal.setEntry(
@@ -628,10 +638,16 @@ final class SyncEngine: Sendable {
                     else { continue }
                     // `nil` data is a removal; a value that grew too large since is left out.
                     let data: Data?
-                    do {
-                        data = try SyncValue.encode(persistent[name], key: name)
-                    } catch {
-                        continue
+                    if let encoded = state.encoded[SuiteKey(suite: ObjectIdentifier(watch.suite), name: name)],
+                        encoded.digest == entry.digest
+                    {
+                        data = encoded.data
+                    } else {
+                        do {
+                            data = try SyncValue.encode(persistent[name], key: name)
+                        } catch {
+                            continue
+                        }
                     }
                     if let existing = byName[name], existing.timestamp >= entry.timestamp { continue }
                     byName[name] = SyncRecord(key: name, value: data, timestamp: entry.timestamp)
@@ -668,6 +684,7 @@ final class SyncEngine: Sendable {
                     else { continue }
                     entry.isPending = false
                     watch.journal.setEntry(entry, forKey: record.key)
+                    state.encoded[SuiteKey(suite: ObjectIdentifier(watch.suite), name: record.key)] = nil
                 }
             }
             if state.refused.isEmpty {

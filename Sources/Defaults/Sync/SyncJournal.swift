@@ -21,7 +21,7 @@ final class SyncJournal: Sendable {
     /// The entry holding the last sync time; key names cannot start with `@`.
     fileprivate static let lastSyncKey = "@lastSync"
 
-    let storage: any DefaultsSuite
+    let storage: any StoreBackedSuite
     /// The journal's file, when it has one: read again when another process wrote it.
     private let file: FileSuite?
 
@@ -59,7 +59,7 @@ final class SyncJournal: Sendable {
         ]
         fields["previous"] = entry.previousDigest.map(PropertyListValue.string)
         let value = PropertyListValue.dictionary(fields)
-        storage.set(value.object, forKey: key)
+        storage.apply(CollectionOfOne((key: key, value: value as PropertyListValue?)))
     }
 
     var lastSync: Date? {

@@ -32,7 +32,7 @@ enum SyncValue {
         guard let value else { return nil }
         let data: Data
         do {
-            data = try PropertyList.encodeXML(value.object)
+            data = try PropertyList.encodeXML(value)
         } catch {
             throw .unencodable(key: key, error)
         }
