@@ -6,7 +6,7 @@ import Foundation
 /// command) and whichever suite it reaches: values are converted to property-list values once,
 /// here, and an edit with a value that has none is refused whole, as one ``DefaultsError`` of
 /// kind ``DefaultsError/Kind/unsupportedValue``. The administrator's rule is applied by
-/// ``SuiteDomains/write(_:)``, the one function that changes the persistent domain.
+/// ``SuiteDomains/apply(_:tellsChanges:)``, the one function that changes a suite's domains.
 enum SuiteWrite {
     /// `changes` as property-list values, or the one problem that refuses them all.
     static func convert(
