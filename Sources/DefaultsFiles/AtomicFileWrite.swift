@@ -10,7 +10,7 @@ import Darwin
 
 /// Why the file layer will not touch what is at a path, in words for a message.
 package struct FileRefusal: Error, CustomStringConvertible {
-    public var description: String
+    package var description: String
 }
 
 /// Replacing a file so that a crash at any moment leaves either the old or the new version, in a

@@ -28,7 +28,7 @@ package enum BoundedFileRead {
     }
 
     /// The largest suite file read: far more than settings need, far less than memory.
-    public static let sizeLimit = 64 << 20
+    package static let sizeLimit = 64 << 20
 
     /// Reads the file at `path`, following a link unless `followingLinks` is false (then a link
     /// there is an error: `ELOOP`), and only if its owner and mode pass `ownership` (when given).
@@ -109,7 +109,7 @@ package enum BoundedFileRead {
     /// that never ends), and from standard input, whatever it is, never more than `limit` bytes.
     ///
     /// - Throws: An error whose description says why, in words for a message.
-    public static func readInput(_ source: String, limit: Int = sizeLimit) throws -> Data {
+    package static func readInput(_ source: String, limit: Int = sizeLimit) throws -> Data {
         let size = limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit) bytes"
         let tooLarge = FileRefusal(description: "it is larger than \(size)")
         if source == "-" {

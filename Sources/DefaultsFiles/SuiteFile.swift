@@ -17,15 +17,15 @@ import Darwin
 /// for the caller to report (after releasing its locks).
 package struct SuiteFile: Sendable {
     /// The property list: `<name>.plist`.
-    public let path: String
+    package let path: String
     /// The directory that holds it and its companions.
-    public let directory: String
+    package let directory: String
     /// The file's name.
-    public let fileName: String
+    package let fileName: String
     /// The sidecar file writers lock (see `SuiteFileLock` for why not the property list).
     package let lockPath: String
 
-    public init(url: URL) {
+    package init(url: URL) {
         path = url.standardizedFileURL.path
         directory = (path as NSString).deletingLastPathComponent
         fileName = (path as NSString).lastPathComponent
@@ -35,7 +35,7 @@ package struct SuiteFile: Sendable {
     // MARK: Reading
 
     /// What reading the file found.
-    public enum Contents {
+    package enum Contents {
         /// The file's values (none for an empty file) and the identity of the version read.
         case values([String: PropertyListValue], FileIdentity)
         /// Nothing is there.
@@ -64,7 +64,7 @@ package struct SuiteFile: Sendable {
     ///
     /// - Parameter expectingContent: Whether the reader last found values in the file; an empty
     ///   file is then read again until it has content, or for ``emptyFileWait``.
-    public func read(expectingContent: Bool = false) -> Contents {
+    package func read(expectingContent: Bool = false) -> Contents {
         var lastFailure: (identity: FileIdentity, data: Data)?
         var attempts = 0
         var emptyWaited: Duration = .zero
@@ -110,10 +110,10 @@ package struct SuiteFile: Sendable {
     }
 
     /// Why a file's bytes are not a suite.
-    public struct DecodingProblem: Error, CustomStringConvertible {
-        public var description: String
+    package struct DecodingProblem: Error, CustomStringConvertible {
+        package var description: String
 
-        public init(description: String) {
+        package init(description: String) {
             self.description = description
         }
     }
@@ -122,7 +122,7 @@ package struct SuiteFile: Sendable {
     /// dictionary. An empty file is an empty suite, as CoreFoundation reads it. Text that is not
     /// valid UTF-8 is refused, and a binary file whose shared references would expand far beyond
     /// its size, so that nothing is silently repaired or blown up.
-    public static func decode(_ data: Data) -> Result<[String: PropertyListValue], DecodingProblem> {
+    package static func decode(_ data: Data) -> Result<[String: PropertyListValue], DecodingProblem> {
         guard !data.isEmpty else { return .success([:]) }
         let value: PropertyListValue
         do {
@@ -243,7 +243,7 @@ package struct SuiteFile: Sendable {
     /// Removes the domain: the file and its lock file, so that nothing is left in the directory.
     /// A link (a dotfile kept elsewhere) stays, and the file it points to is emptied instead.
     /// Takes the lock itself.
-    public func remove() throws {
+    package func remove() throws {
         try withLock {
             if let info = try PosixFile.linkStatus(path) {
                 switch PosixFile.fileType(info) {

@@ -36,7 +36,7 @@ struct DefaultsProviderReaderTests {
     @Test("Only stored values: registered defaults and launch arguments are not the provider's")
     func storedValuesOnly() throws {
         let sandbox = try ProviderSandbox()
-        let suite = FileSuite(name: sandbox.name, directory: sandbox.directory, arguments: ["-volume", "9"])
+        let suite = sandbox.suite(arguments: ["-volume", "9"])
         suite.register(defaults: ["theme": "dark"])
         suite.set(4, forKey: "level")
         let config = ConfigReader(provider: DefaultsProvider(suite: suite))
@@ -117,8 +117,7 @@ struct DefaultsProviderAdministratorTests {
         try FileManager.default.createDirectory(at: managed, withIntermediateDirectories: true)
         try PropertyList.encodeXML(["http": ["timeout": 10], "log": ["level": "info"]])
             .write(to: administrator.appendingPathComponent(sandbox.name + ".plist"))
-        let suite = FileSuite(
-            name: sandbox.name, directory: sandbox.directory, arguments: [], administratorDirectories: [administrator])
+        let suite = sandbox.suite(administratorDirectories: [administrator])
         suite.set(["timeout": 60], forKey: "http")
         let config = ConfigReader(provider: DefaultsProvider(suite: suite))
         #expect(config.int(forKey: "http.timeout") == 60)
@@ -163,8 +162,7 @@ struct DefaultsProviderAdministratorTests {
                 $1
             }
         ).write(to: administrator.appendingPathComponent(sandbox.name + ".plist"))
-        let suite = FileSuite(
-            name: sandbox.name, directory: sandbox.directory, arguments: [], administratorDirectories: [administrator])
+        let suite = sandbox.suite(administratorDirectories: [administrator])
         for (key, value) in spelled("http", "timeout", 60, flat: userFlat).merging(
             spelled("log", "level", "user", flat: userFlat), uniquingKeysWith: { $1 })
         {

@@ -2,6 +2,7 @@ import Configuration
 import Defaults
 import DefaultsConfiguration
 import Foundation
+import Synchronization
 import TestSupport
 
 /// A fresh directory for one test's suites (the `XDG_CONFIG_HOME` of the processes it spawns),
@@ -17,12 +18,22 @@ final class ProviderSandbox: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
+    /// The suites opened here, flushed before the directory is removed: a write still pending
+    /// would recreate it.
+    private let suites = Mutex<[FileSuite]>([])
+
     deinit {
+        for suite in suites.withLock({ $0 }) {
+            try? suite.flush()
+        }
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func suite() -> FileSuite {
-        FileSuite(name: name, directory: directory, arguments: [])
+    func suite(arguments: [String] = [], administratorDirectories: [URL]? = nil) -> FileSuite {
+        let suite = FileSuite(
+            name: name, directory: directory, arguments: arguments, administratorDirectories: administratorDirectories)
+        suites.withLock { $0.append(suite) }
+        return suite
     }
 
     /// Runs the package's `defaults` command in another process on this directory.

@@ -10,8 +10,8 @@ final class FileSuiteTemporaryDirectory {
     var path: String { url.path }
 
     init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("swift-defaults-tests-\(UUID().uuidString)", isDirectory: true)
+        // Also removed at exit: a suite's write still pending at `deinit` recreates the directory.
+        url = TemporarySuites.makeDirectory()
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

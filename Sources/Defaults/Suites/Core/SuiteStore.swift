@@ -70,15 +70,16 @@ package final class SuiteStore: Sendable {
     /// false` skips telling which keys changed, when nobody listens.
     func apply(_ edit: SuiteEdit, tellsChanges: Bool = true) -> SuiteEdit.Outcome {
         state.withLock { state in
-            var edit = edit
+            let outcome: SuiteEdit.Outcome
             switch edit {
             case .load(let values):
-                edit = .load(state.pending.applied(to: values))
+                outcome = state.domains.apply(.load(state.pending.applied(to: values)), tellsChanges: tellsChanges)
             case .putBack(let writes):
-                edit = .putBack(writes.filter { !state.pending.removesAll && state.pending.changes[$0.key] == nil })
-            default: break
+                let unchangedSince = writes.filter { !state.pending.removesAll && state.pending.changes[$0.key] == nil }
+                outcome = state.domains.apply(.putBack(unchangedSince), tellsChanges: tellsChanges)
+            default:
+                outcome = state.domains.apply(edit, tellsChanges: tellsChanges)
             }
-            let outcome = state.domains.apply(edit, tellsChanges: tellsChanges)
             guard keepsPending, outcome.isPersistable else { return outcome }
             switch edit {
             case .set(let key, let value):
