@@ -149,9 +149,6 @@ final class AdministratorLayers: Sendable {
         var problems: [DefaultsError] = []
     }
 
-    /// The most an administrator file may hold; a larger one is ignored and reported.
-    static let sizeLimit = 4 << 20
-
     let directories: [URL]
     let suiteName: String
     /// Serializes loads, and keeps where the current values came from.
@@ -245,14 +242,13 @@ final class AdministratorLayers: Sendable {
 
     /// Reads an administrator file through the one bounded reader: never through a link, only a
     /// regular file of root's or its directory owner's that no one else may write
-    /// (``FileOwnership/administrator(directoryOwner:)``), at most ``sizeLimit`` bytes. An empty
-    /// file holds no values.
+    /// (``FileOwnership/administrator(directoryOwner:)``), at most as large as a suite's file may be. Decoded as a
+    /// suite's file is (``SuiteFile/decode(_:)``).
     static func readFile(_ path: String, directoryOwner: uid_t) -> ReadOutcome {
         let outcome: BoundedFileRead.Outcome
         do {
             outcome = try BoundedFileRead.read(
-                path, limit: sizeLimit, followingLinks: false, ownership: .administrator(directoryOwner: directoryOwner)
-            )
+                path, followingLinks: false, ownership: .administrator(directoryOwner: directoryOwner))
         } catch let error as SystemCallError where error.code == ELOOP {
             return .problem("it is a symbolic link, which an administrator file may not be")
         } catch {
@@ -264,18 +260,13 @@ final class AdministratorLayers: Sendable {
         case .notRegularFile(_, let kind):
             return .problem("it is \(kind), not a regular file")
         case .tooLarge:
-            return .problem("it is larger than \(sizeLimit) bytes")
+            return .problem("it is larger than \(BoundedFileRead.sizeLimit >> 20) MB")
         case .untrusted(_, let reason):
             return .problem(reason)
         case .file(_, let data):
-            guard !data.isEmpty else { return .values([:]) }
-            do {
-                guard case .dictionary(let values) = try PropertyList.decodeValue(data) else {
-                    return .problem("it is not a property-list dictionary")
-                }
-                return .values(values)
-            } catch {
-                return .problem("it is not a property list (\(error))")
+            switch SuiteFile.decode(data) {
+            case .success(let values): return .values(values)
+            case .failure(let problem): return .problem(problem.description)
             }
         }
     }
