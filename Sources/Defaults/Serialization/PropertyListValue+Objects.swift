@@ -24,45 +24,4 @@ extension PropertyListValue {
     static func from(_ object: Any?) -> PropertyListValue? {
         object.flatMap { try? PropertyListValue($0) }
     }
-
-}
-
-/// A suite that keeps its values as ``PropertyListValue``s and hands them out without converting.
-protocol PropertyListValueSuite: DefaultsSuite {
-    /// The value a read of `key` returns, as ``DefaultsSuite/object(forKey:)`` resolves it.
-    func propertyListValue(forKey key: String) -> PropertyListValue?
-    /// The persistent values, as ``DefaultsSuite/persistentValues()`` returns them.
-    func persistentPropertyListValues() -> [String: PropertyListValue]
-    /// The stored domains, highest precedence first (``SuiteDomains/storedLayers``).
-    func storedPropertyListLayers() -> [[String: PropertyListValue]]
-}
-
-extension DefaultsSuite {
-    /// What a read of `key` returns, as a `Sendable` value: what observation and snapshots keep.
-    /// `nil` as well for an object that is not a property-list value.
-    func storedValue(forKey key: String) -> PropertyListValue? {
-        if let suite = self as? any PropertyListValueSuite {
-            return suite.propertyListValue(forKey: key)
-        }
-        return PropertyListValue.from(object(forKey: key))
-    }
-
-    /// The persistent values as `Sendable` values, without converting where the suite keeps them so.
-    /// The suite's stored values by domain, highest precedence first: the administrator's enforced
-    /// values, the user's, the vendor's defaults (for suites that have them), each key read from
-    /// the first that holds it. For readers that resolve keys of their own, such as dotted paths
-    /// into nested dictionaries (`DefaultsProvider`).
-    package func storedValueLayers() -> [[String: PropertyListValue]] {
-        if let suite = self as? any PropertyListValueSuite {
-            return suite.storedPropertyListLayers()
-        }
-        return [persistentStoredValues()]
-    }
-
-    package func persistentStoredValues() -> [String: PropertyListValue] {
-        if let suite = self as? any PropertyListValueSuite {
-            return suite.persistentPropertyListValues()
-        }
-        return persistentValues().compactMapValues(PropertyListValue.from)
-    }
 }

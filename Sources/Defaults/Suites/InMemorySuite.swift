@@ -10,7 +10,7 @@ import Synchronization
 /// let volume = Defaults.Key<Int>("volume", default: 5, suite: suite)
 /// Defaults[volume] = 7
 /// ```
-public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedWriteSuite, StoreBackedSuite {
+public final class InMemorySuite: DefaultsSuite, StoreBackedSuite {
     public let name: String
     /// Its values: an in-memory suite is a store with no backend.
     package let store: SuiteStore
@@ -32,18 +32,6 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
         store.value(forKey: key)?.object
     }
 
-    func propertyListValue(forKey key: String) -> PropertyListValue? {
-        store.value(forKey: key)
-    }
-
-    func persistentPropertyListValues() -> [String: PropertyListValue] {
-        store.persistent
-    }
-
-    func storedPropertyListLayers() -> [[String: PropertyListValue]] {
-        store.read { $0.domains.storedLayers }
-    }
-
     /// Stores `object`; one that is not a property-list object is not stored, and is reported
     /// (``problems``, ``onProblem``, ``Defaults/logger``).
     public func set(_ object: Any?, forKey key: String) {
@@ -57,10 +45,6 @@ public final class InMemorySuite: DefaultsSuite, PropertyListValueSuite, SyncedW
     }
 
     package func persist(_ outcome: SuiteEdit.Outcome) {}
-
-    func applySynced(_ writes: [SyncedWrite]) -> Set<String> {
-        edit(.synced(writes)).stored
-    }
 
     /// Problems met since the suite was made, oldest first (at most the last 100): values that
     /// could not be stored or registered.

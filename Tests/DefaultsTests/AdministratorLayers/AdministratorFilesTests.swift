@@ -97,7 +97,7 @@ struct AdministratorFilesTests {
     func tooLarge() throws {
         try expectIgnored("larger than") { url in
             // Sparse: as large as the limit allows, and one byte more.
-            FileManager.default.createFile(atPath: url.path, contents: nil)
+            try #require(FileManager.default.createFile(atPath: url.path, contents: nil))
             let handle = try FileHandle(forWritingTo: url)
             try handle.truncate(atOffset: UInt64(BoundedFileRead.sizeLimit + 1))
             try handle.close()

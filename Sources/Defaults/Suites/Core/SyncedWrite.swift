@@ -10,19 +10,14 @@ package struct SyncedWrite: Sendable {
     var value: PropertyListValue?
 }
 
-/// A suite that applies ``SyncedWrite``s under its own lock, as one change.
-protocol SyncedWriteSuite: DefaultsSuite {
-    /// Stores each write whose key still holds its `expected` value, and posts the keys whose read
-    /// value changed with the origin ``SuiteChange/Origin/sync``; returns the keys it stored.
-    func applySynced(_ writes: [SyncedWrite]) -> Set<String>
-}
-
 extension DefaultsSuite {
-    /// Stores values other machines wrote (see ``SyncedWriteSuite/applySynced(_:)``). A suite of
-    /// the application's own is checked and then written, without its lock between the two.
+    /// Stores each write whose key still holds its `expected` value, posts the keys whose read
+    /// value changed with the origin ``SuiteChange/Origin/sync``, and returns the keys it stored.
+    /// A suite of this library applies them as one edit (``SuiteEdit/synced(_:)``); a suite of the
+    /// application's own is checked and then written, without its lock between the two.
     func applySyncedWrites(_ writes: [SyncedWrite]) -> Set<String> {
-        if let suite = self as? any SyncedWriteSuite {
-            return suite.applySynced(writes)
+        if let suite = self as? any StoreBackedSuite {
+            return suite.edit(.synced(writes)).stored
         }
         let persistent = persistentStoredValues()
         let applied = writes.filter { persistent[$0.key] == $0.expected }

@@ -9,9 +9,3 @@ extension FileSuite {
         write(changes)
     }
 }
-
-extension FileSuite: SyncedWriteSuite {
-    func applySynced(_ syncedWrites: [SyncedWrite]) -> Set<String> {
-        edit(.synced(syncedWrites)).stored
-    }
-}

@@ -50,7 +50,7 @@ import Synchronization
 ///   through; it is reported and left alone. Temporary and lock
 ///   files are created with names no one can guess and `O_EXCL | O_NOFOLLOW`, so links planted in a
 ///   shared directory are never written through.
-public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
+public final class FileSuite: DefaultsSuite {
     public let name: String
     /// The property-list file.
     public let fileURL: URL
@@ -230,18 +230,6 @@ public final class FileSuite: DefaultsSuite, PropertyListValueSuite {
 
     public func object(forKey key: String) -> Any? {
         store.value(forKey: key)?.object
-    }
-
-    func propertyListValue(forKey key: String) -> PropertyListValue? {
-        store.value(forKey: key)
-    }
-
-    func persistentPropertyListValues() -> [String: PropertyListValue] {
-        store.persistent
-    }
-
-    func storedPropertyListLayers() -> [[String: PropertyListValue]] {
-        store.read { $0.domains.storedLayers }
     }
 
     public var valueGeneration: UInt64? { store.generation.value }
