@@ -104,14 +104,18 @@ package enum BoundedFileRead {
         return Data(bytesNoCopy: buffer, count: count, deallocator: .free)
     }
 
+    /// Why a file of more than `limit` bytes is not read, in words for a message.
+    package static func tooLargeReason(limit: Int = sizeLimit) -> String {
+        "it is larger than " + (limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit) bytes")
+    }
+
     /// Reads a file a user gives as input (`defaults import domain FILE`), `-` meaning standard
     /// input: a regular file at a path (never a FIFO that would wait for a writer, nor a device
     /// that never ends), and from standard input, whatever it is, never more than `limit` bytes.
     ///
     /// - Throws: An error whose description says why, in words for a message.
     package static func readInput(_ source: String, limit: Int = sizeLimit) throws -> Data {
-        let size = limit >= 1 << 20 ? "\(limit >> 20) MB" : "\(limit) bytes"
-        let tooLarge = FileRefusal(description: "it is larger than \(size)")
+        let tooLarge = FileRefusal(description: tooLargeReason(limit: limit))
         if source == "-" {
             guard let data = try readAll(STDIN_FILENO, limit: limit, path: "standard input") else { throw tooLarge }
             return data

@@ -86,7 +86,7 @@ package struct SuiteFile: Sendable {
             case .notRegularFile(let identity, let kind):
                 return .notRegularFile(identity, kind: kind)
             case .tooLarge:
-                return .unreadable(reason: "it is larger than \(BoundedFileRead.sizeLimit >> 20) MB")
+                return .unreadable(reason: BoundedFileRead.tooLargeReason())
             case .untrusted(_, let reason):
                 return .unreadable(reason: reason)
             case .file(_, let data) where data.isEmpty && expectingContent && emptyWaited < Self.emptyFileWait:

@@ -242,8 +242,8 @@ final class AdministratorLayers: Sendable {
 
     /// Reads an administrator file through the one bounded reader: never through a link, only a
     /// regular file of root's or its directory owner's that no one else may write
-    /// (``FileOwnership/administrator(directoryOwner:)``), at most as large as a suite's file may be. Decoded as a
-    /// suite's file is (``SuiteFile/decode(_:)``).
+    /// (``FileOwnership/administrator(directoryOwner:)``), no larger than a suite's file may be,
+    /// and decoded as a suite's file is (``SuiteFile/decode(_:)``).
     static func readFile(_ path: String, directoryOwner: uid_t) -> ReadOutcome {
         let outcome: BoundedFileRead.Outcome
         do {
@@ -260,7 +260,7 @@ final class AdministratorLayers: Sendable {
         case .notRegularFile(_, let kind):
             return .problem("it is \(kind), not a regular file")
         case .tooLarge:
-            return .problem("it is larger than \(BoundedFileRead.sizeLimit >> 20) MB")
+            return .problem(BoundedFileRead.tooLargeReason())
         case .untrusted(_, let reason):
             return .problem(reason)
         case .file(_, let data):
