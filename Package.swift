@@ -31,6 +31,8 @@ let package = Package(
         .library(name: "DefaultsSyncClient", targets: ["DefaultsSyncClient"]),
         // The messages the sync service and its clients exchange, for the server's package.
         .library(name: "DefaultsSyncProtocol", targets: ["DefaultsSyncProtocol"]),
+        // An in-memory sync store and server, for applications' tests of their sync code.
+        .library(name: "DefaultsSyncTesting", targets: ["DefaultsSyncTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -88,6 +90,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `InMemorySyncStore` and `InMemorySyncServer`: sync without a database, for tests.
+        .target(name: "DefaultsSyncTesting", dependencies: ["Defaults"]),
         // The sync service's messages: JSON over WebSocket text frames.
         .target(name: "DefaultsSyncProtocol"),
         // `SyncServiceStore`: the sync service's client for `Defaults.iCloud`.
@@ -175,6 +179,20 @@ let package = Package(
                 "Defaults", "DefaultsPostgres", "DefaultsSyncEncryption", "DefaultsSyncTestHelper",
                 "DefaultsSyncCommand",
                 "TestSupport",
+            ]
+        ),
+        // A child process that the in-memory sync tests spawn: one machine syncing through an
+        // `InMemorySyncServer` of its own, with the test driving the other machines on that server.
+        .executableTarget(
+            name: "DefaultsSyncTestingHelper",
+            dependencies: ["Defaults", "DefaultsPropertyList", "DefaultsSyncEncryption", "DefaultsSyncTesting"],
+            path: "Tests/SyncTestingHelper"
+        ),
+        .testTarget(
+            name: "DefaultsSyncTestingTests",
+            dependencies: [
+                "Defaults", "DefaultsPropertyList", "DefaultsSyncEncryption", "DefaultsSyncTesting",
+                "DefaultsSyncTestingHelper", "TestSupport",
             ]
         ),
         // Runs the built `defaults` executable; depending on its target gets it built.
