@@ -72,28 +72,11 @@ struct EndToEndKeys: Sendable {
     }
 }
 
-/// Why end-to-end encryption could not seal or open a record.
-public enum EndToEndError: Error, Sendable, CustomStringConvertible {
-    /// The namespace's data was sealed with another passphrase: nothing is read or written.
-    case wrongPassphrase(namespace: String)
-    /// An empty passphrase protects nothing.
-    case emptyPassphrase
-    /// The platform's AES-GCM gave no combined box (never on 12-byte nonces).
-    case cannotSeal
-    /// A sealed record too short or badly formed to be one of this library's.
-    case malformed
-    /// The store did not keep the check record it was given: nothing is written before it does.
-    case checkNotKept
-
-    public var description: String {
-        switch self {
-        case .wrongPassphrase(let namespace):
-            "the passphrase does not open the end-to-end encrypted data of namespace \"\(namespace)\": "
-                + "nothing is read or written until the right one is given"
-        case .emptyPassphrase: "the end-to-end encryption passphrase is empty"
-        case .cannotSeal: "a value could not be sealed"
-        case .malformed: "a sealed record is malformed"
-        case .checkNotKept: "the store did not keep the end-to-end encryption check record; nothing is written"
-        }
+extension EndToEndKeys {
+    /// Names this namespace's files on a device (``HeadMemory``): a keyed hash, so that the name
+    /// tells neither the namespace nor the passphrase.
+    var stateID: String {
+        let code = HMAC<SHA256>.authenticationCode(for: Data("device state".utf8), using: naming)
+        return Data(code).prefix(12).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -1,0 +1,200 @@
+// One machine of the in-memory sync tests: a process whose `Defaults.iCloud` syncs `String?` keys
+// through an `InMemorySyncStore` of an `InMemorySyncServer` held in this very process, on which
+// the test also drives a peer (another machine, at the store's level) and an attacker. A process
+// has one `Defaults.iCloud`, and a test process must not connect one (other tests check that
+// none is), so the machine is a child process, as with `Tests/SyncHelper`.
+//
+// Arguments: [--passphrase P]  (the machine and the peer are end-to-end encrypted with P)
+// Environment: XDG_CONFIG_HOME (the machine's suite, its journal, its encryption state)
+//
+// Commands, one per line; each answers one line (`ok`, `error MESSAGE`, or as said):
+//   set KEY VALUE | reset KEY | get KEY (value KEY VALUE) | status | wait-at-most SECONDS (status …)
+//   peer-set KEY VALUE   the peer pushes VALUE for KEY, stamped by its own clock
+//   peer-get KEY         peer KEY VALUE: what the peer reads of KEY on the server ((none): nothing)
+//   received KEY         received KEY VALUE: the last value of KEY delivered to the peer ((none))
+//   disconnect | reconnect | fail-pushes N | fail-fetches N | refuse KEY   (the machine's store)
+//   pushes               pushes N: the server's count
+//   snapshot             keeps a copy of the server's records
+//   rollback KEY         puts the snapshot's record of KEY back, as someone with the database could
+//   rollback-all         puts every record of the snapshot back, the namespace's head included
+//   unsealed-removal KEY a token holder without the passphrase pushes a removal of KEY's record,
+//                        later than the record
+//   remove-check         the same for the end-to-end encryption's check record
+//   tampering            tampering N DESCRIPTIONS: what the machine's encryption detected
+//   quit
+// `(nil)` stands for no value.
+import Defaults
+import DefaultsPropertyList
+import DefaultsSyncEncryption
+import DefaultsSyncTesting
+import Foundation
+import Synchronization
+
+func reply(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+var options: [String: String] = [:]
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst(), let value = arguments.popFirst() {
+    options[argument] = value
+}
+let passphrase = options["--passphrase"]
+let namespace = "sync-testing"
+
+let server = InMemorySyncServer()
+let machineStore = InMemorySyncStore(server: server, name: "machine")
+let peerStore = InMemorySyncStore(server: server, name: "peer")
+let attacker = InMemorySyncStore(server: server, name: "attacker")
+let machine: any DefaultsSyncStore
+let peer: any DefaultsSyncStore
+var encrypted: EncryptedSyncStore?
+var peerEncrypted: EncryptedSyncStore?
+do {
+    if let passphrase {
+        let sealed = try EncryptedSyncStore(machineStore, passphrase: passphrase, namespace: namespace)
+        let peerSealed = try EncryptedSyncStore(
+            peerStore, passphrase: passphrase, namespace: namespace, stateDirectory: nil)
+        (machine, peer, encrypted, peerEncrypted) = (sealed, peerSealed, sealed, peerSealed)
+    } else {
+        (machine, peer) = (machineStore, peerStore)
+    }
+} catch {
+    reply("error \(error)")
+    exit(1)
+}
+
+/// The name the server holds `key` under.
+@MainActor func storedName(_ key: String) -> String {
+    peerEncrypted?.storedName(forKey: key) ?? key
+}
+
+let received = Mutex<[String: String]>([:])
+let peerClock = HybridLogicalClock(origin: "peer")
+let runs = [
+    Task.detached { [peer, peerClock] in
+        await peer.run { event in
+            guard case .received(let records) = event else { return }
+            received.withLock { received in
+                for record in records {
+                    received[record.key] = text(record.value)
+                    peerClock.receive(record.timestamp)
+                }
+            }
+        }
+    },
+    // The attacker only pushes; its store must run to be connected.
+    Task.detached { [attacker] in await attacker.run { _ in } },
+]
+
+func text(_ value: Data?) -> String {
+    guard let value else { return "(nil)" }
+    guard case .string(let text) = try? PropertyList.decodeValue(value) else { return "(not a string)" }
+    return text
+}
+
+func encoded(_ text: String) throws -> Data {
+    try PropertyList.encodeXML(text)
+}
+
+let suite = FileSuite(name: "sync-testing-helper")
+nonisolated(unsafe) var keys: [String: Defaults.Key<String?>] = [:]
+
+func key(_ name: String) -> Defaults.Key<String?> {
+    if let key = keys[name] { return key }
+    let key = Defaults.Key<String?>(name, suite: suite, iCloud: true)
+    keys[name] = key
+    return key
+}
+
+func describe(_ status: SyncStatus) -> String {
+    "status connected=\(status.isConnected) pending=\(status.pendingChanges) refused=\(status.refusedKeys.count) "
+        + "error=\(status.lastError ?? "(none)")"
+}
+
+Defaults.iCloud.use(machine)
+var snapshot: [String: SyncRecord] = [:]
+reply("ready")
+
+while let line = readLine() {
+    let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+    do {
+        switch (words.first ?? "", words.count) {
+        case ("set", 3):
+            Defaults[key(words[1])] = words[2]
+            reply("ok")
+        case ("reset", 2):
+            Defaults.reset(key(words[1]))
+            reply("ok")
+        case ("get", 2):
+            reply("value \(words[1]) \(Defaults[key(words[1])] ?? "(nil)")")
+        case ("status", 1):
+            reply(describe(Defaults.iCloud.status))
+        case ("wait-at-most", 2):
+            reply(describe(await Defaults.iCloud.waitForSyncCompletion(timeout: .seconds(Double(words[1]) ?? 1))))
+        case ("peer-set", 3):
+            try await peer.push([SyncRecord(key: words[1], value: try encoded(words[2]), timestamp: peerClock.now())])
+            reply("ok")
+        case ("peer-get", 2):
+            let record = try await peer.records(forKeys: [words[1]]).first
+            reply("peer \(words[1]) \(record.map { text($0.value) } ?? "(none)")")
+        case ("received", 2):
+            reply("received \(words[1]) \(received.withLock { $0[words[1]] } ?? "(none)")")
+        case ("disconnect", 1):
+            machineStore.disconnect()
+            reply("ok")
+        case ("reconnect", 1):
+            machineStore.reconnect()
+            reply("ok")
+        case ("fail-pushes", 2):
+            machineStore.failNextPushes(Int(words[1]) ?? 0)
+            reply("ok")
+        case ("fail-fetches", 2):
+            machineStore.failNextFetches(Int(words[1]) ?? 0)
+            reply("ok")
+        case ("refuse", 2):
+            server.refusedKeys[storedName(words[1])] = "refused by the test"
+            reply("ok")
+        case ("pushes", 1):
+            reply("pushes \(server.pushCount)")
+        case ("snapshot", 1):
+            snapshot = server.records
+            reply("ok")
+        case ("rollback", 2):
+            server.overwrite(snapshot[storedName(words[1])].map { [$0] } ?? [])
+            reply("ok")
+        case ("rollback-all", 1):
+            server.overwrite(Array(snapshot.values))
+            reply("ok")
+        case ("unsealed-removal", 2):
+            try await pushLater(nil, over: storedName(words[1]))
+            reply("ok")
+        case ("remove-check", 1):
+            try await pushLater(nil, over: "e2e1.check")
+            reply("ok")
+        case ("tampering", 1):
+            let found = encrypted?.detectedTampering ?? []
+            reply("tampering \(found.count) \(found.map(\.description).joined(separator: " | "))")
+        case ("quit", 1):
+            try? Defaults.flushAll()
+            for run in runs { run.cancel() }
+            reply("ok")
+            exit(0)
+        default:
+            reply("error unknown command: \(line)")
+        }
+    } catch {
+        reply("error \(error)")
+    }
+}
+
+/// What a token holder without the passphrase can do: push a record of its own over `name`,
+/// one version later than what the server holds.
+@MainActor func pushLater(_ value: Data?, over name: String) async throws {
+    let held = server.record(forKey: name)?.timestamp ?? SyncTimestamp(wallTime: 0, counter: 0, origin: "")
+    try await attacker.push([
+        SyncRecord(
+            key: name, value: value,
+            timestamp: SyncTimestamp(wallTime: held.wallTime, counter: held.counter + 1, origin: "x"))
+    ])
+}
