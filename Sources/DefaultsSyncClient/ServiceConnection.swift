@@ -213,10 +213,19 @@ final class ServiceConnection: DefaultsSyncStore {
     // MARK: Records
 
     func timestamps() async throws -> [String: SyncTimestamp] {
-        let reply = try await callPatiently(DeviceMessage(id: 0, kind: .stamps))
         var timestamps: [String: SyncTimestamp] = [:]
-        for stamp in reply.stamps ?? [] {
-            timestamps[stamp.key] = SyncTimestamp(wallTime: stamp.wall, counter: stamp.counter, origin: stamp.origin)
+        var afterKey: String?
+        while true {
+            let reply = try await callPatiently(
+                DeviceMessage(id: 0, kind: .stamps, afterKey: afterKey, limit: Self.stampsPageSize))
+            let stamps = reply.stamps ?? []
+            for stamp in stamps {
+                timestamps[stamp.key] = SyncTimestamp(
+                    wallTime: stamp.wall, counter: stamp.counter, origin: stamp.origin)
+            }
+            // A page that does not move on ends the walk, whatever `more` says.
+            guard reply.more == true, let last = stamps.last?.key, last != afterKey else { break }
+            afterKey = last
         }
         return timestamps
     }
@@ -241,6 +250,8 @@ final class ServiceConnection: DefaultsSyncStore {
                 // The numbers went back: a new or restored database. The library catches up in full.
                 position.withLock { $0 = latest }
                 return nil
+    /// Every key's version, a page at a time: a namespace's can be more than one message should
+    /// hold. A server older than paging answers with all of them at once, and no `more`.
             }
             let page = reply.records ?? []
             changes += page.map(\.syncRecord)
@@ -250,6 +261,9 @@ final class ServiceConnection: DefaultsSyncStore {
             }
             guard reply.more == true, !page.isEmpty else { return changes }
         }
+    /// The most stamps asked for in one message.
+    static let stampsPageSize = 500
+
     }
 
     func push(_ records: [SyncRecord]) async throws {

@@ -75,7 +75,10 @@ public struct WireStamp: Codable, Sendable, Hashable {
 /// What a device asks; the server answers each with a message carrying the same ``id``.
 public struct DeviceMessage: Codable, Sendable {
     public enum Kind: String, Codable, Sendable {
-        /// Every key's version: answered with ``ServerMessage/stamps``.
+        /// Every key's version: answered with ``ServerMessage/stamps``. A device that sends
+        /// ``DeviceMessage/limit`` gets them a page at a time, in key order, after
+        /// ``DeviceMessage/afterKey``, with ``ServerMessage/more`` when more follow; one that sends
+        /// neither (a device older than paging) gets them all at once.
         case stamps
         /// The records of ``DeviceMessage/keys``: answered with ``ServerMessage/records``.
         case records
@@ -92,13 +95,22 @@ public struct DeviceMessage: Codable, Sendable {
     public var keys: [String]?
     public var after: Int64?
     public var records: [WireRecord]?
+    /// A `stamps` page starts after this key (in the byte order of UTF-8); none: at the first.
+    public var afterKey: String?
+    /// The most stamps a `stamps` page holds (the server may hold fewer).
+    public var limit: Int?
 
-    public init(id: Int, kind: Kind, keys: [String]? = nil, after: Int64? = nil, records: [WireRecord]? = nil) {
+    public init(
+        id: Int, kind: Kind, keys: [String]? = nil, after: Int64? = nil, records: [WireRecord]? = nil,
+        afterKey: String? = nil, limit: Int? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.keys = keys
         self.after = after
         self.records = records
+        self.afterKey = afterKey
+        self.limit = limit
     }
 }
 
@@ -123,7 +135,8 @@ public struct ServerMessage: Codable, Sendable {
     public var records: [WireRecord]?
     /// Keys the server stored none of and never will as they are, with why (a quota, a limit).
     public var refused: [String: String]?
-    /// More changes follow the page of a ``DeviceMessage/Kind/changes`` reply.
+    /// More follow the page of a ``DeviceMessage/Kind/changes`` or a paged
+    /// ``DeviceMessage/Kind/stamps`` reply.
     public var more: Bool?
     public var error: ServiceFailure?
 
@@ -166,34 +179,6 @@ public struct ServiceFailure: Codable, Sendable, Hashable, Error, CustomStringCo
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
-}
-
-/// The server's limits, as its welcome tells them.
-public struct ServiceLimits: Codable, Sendable, Hashable {
-    /// The largest value, in bytes (iCloud's: 1 MB).
-    public var valueBytes: Int
-    /// The most bytes of values one user may store in one namespace (iCloud's: 1 MB).
-    public var namespaceBytes: Int
-    /// The most keys with a value one user may store in one namespace (iCloud's: 1,024).
-    public var namespaceKeys: Int
-    /// The largest message the server reads; a larger one closes the connection.
-    public var messageBytes: Int
-    /// Messages per second a connection may send, on average.
-    public var messagesPerSecond: Double
-
-    /// iCloud's key-value store limits, a 4 MB message and 50 messages a second.
-    public static let standard = ServiceLimits(
-        valueBytes: 1_048_576, namespaceBytes: 1_048_576, namespaceKeys: 1024, messageBytes: 4 * 1_048_576,
-        messagesPerSecond: 50)
-
-    public init(valueBytes: Int, namespaceBytes: Int, namespaceKeys: Int, messageBytes: Int, messagesPerSecond: Double)
-    {
-        self.valueBytes = valueBytes
-        self.namespaceBytes = namespaceBytes
-        self.namespaceKeys = namespaceKeys
-        self.messageBytes = messageBytes
-        self.messagesPerSecond = messagesPerSecond
-    }
 }
 
 /// What a token says: whose settings (``user``), which namespace, and until when.

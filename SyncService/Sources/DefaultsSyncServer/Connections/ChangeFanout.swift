@@ -5,18 +5,27 @@ import PostgresNIO
 import ServiceLifecycle
 
 /// Brings each committed change to the devices of its owner connected to this instance, whichever
-/// instance the change came through.
+/// instance the change came through, and closes a user's connections when their tokens are
+/// revoked (``Revocation``).
 ///
 /// One connection per instance listens on ``ServiceSchema/channel``; each push announces itself
-/// once (``Announcement``). The devices of one owner on this instance form a group. An
-/// announcement that carries its records and follows what the group was sent is forwarded as it
-/// is; any other fetches the group's changes after the last number it sent, once, and queues them
-/// to every device of the group. A group's fetches never overlap; announcements arriving meanwhile
-/// are folded into one more fetch.
+/// once (``Announcement``), sealed (``AnnouncementSeal``): a notification that does not open is
+/// ignored, whoever sent it. The devices of one owner on this instance form a group. An
+/// announcement that carries its records, accounts for every number it claims and follows what
+/// the group was sent is forwarded as it is; any other fetches the group's changes after the last
+/// number it sent, once, and queues them to every device of the group. So a group's position
+/// moves only to a number PostgreSQL gave a record. A group's fetches never overlap;
+/// announcements arriving meanwhile are folded into one more fetch.
 actor ChangeFanout: Service {
+    private struct Member {
+        var outbox: DeviceOutbox
+        /// When the device's token was issued (`iat`), to close it when the user revokes.
+        var issuedAt: Int64?
+    }
+
     private struct Group {
         var owner: Owner
-        var devices: [Int: DeviceOutbox] = [:]
+        var devices: [Int: Member] = [:]
         /// The last number sent to the group's devices.
         var latest: Int64
         var isFetching = false
@@ -24,10 +33,18 @@ actor ChangeFanout: Service {
     }
 
     private var groups: [String: Group] = [:]
+    /// The revocations heard since this instance started, by user (those before are read from
+    /// the database as each device connects).
+    private var revocations: [String: Revocation] = [:]
     private let storage: ServiceStorage
     private let listenerConfiguration: PostgresConnection.Configuration
     private let metrics: ServerMetrics
     private let logger: Logger
+    /// What each user spends on this instance: connections and their shared rate.
+    nonisolated let budgets: UserBudgets
+    /// Notifications that did not open since the last warning about them, and when that was.
+    private var unopened = 0
+    private var unopenedWarned: ContinuousClock.Instant?
 
     init(
         storage: ServiceStorage, listenerConfiguration: PostgresConnection.Configuration, metrics: ServerMetrics,
@@ -37,11 +54,15 @@ actor ChangeFanout: Service {
         self.listenerConfiguration = listenerConfiguration
         self.metrics = metrics
         self.logger = logger
+        budgets = UserBudgets(limits: storage.limits)
     }
 
     /// Adds a device to its owner's group and queues its welcome, which tells the number from
-    /// which the group's changes will reach it.
-    func join(_ device: DeviceOutbox, owner: Owner, welcome: (Int64) -> ServerMessage) async throws {
+    /// which the group's changes will reach it; `false` (and nothing queued) when its token was
+    /// issued before a revocation this instance heard of.
+    func join(
+        _ device: DeviceOutbox, owner: Owner, issuedAt: Int64?, welcome: (Int64) -> ServerMessage
+    ) async throws -> Bool {
         let tag = owner.tag
         if groups[tag] == nil {
             let latest = try await storage.latest(of: owner)
@@ -51,8 +72,13 @@ actor ChangeFanout: Service {
                 Task { await self.refresh(tag) }
             }
         }
+        // After the wait: a revocation may have been heard meanwhile.
+        if let revocation = revocations[owner.user], revocation.refuses(issuedAt: issuedAt) {
+            return false
+        }
         device.send(welcome(groups[tag]!.latest))
-        groups[tag]!.devices[device.id] = device
+        groups[tag]!.devices[device.id] = Member(outbox: device, issuedAt: issuedAt)
+        return true
     }
 
     func leave(_ device: DeviceOutbox, owner: Owner) {
@@ -63,13 +89,39 @@ actor ChangeFanout: Service {
         }
     }
 
+    /// A notification's opened text (an announcement or a revocation), `nil` when it did not open.
+    private func notified(_ text: String?) {
+        guard let text else {
+            ignoreUnopened()
+            return
+        }
+        if let revocation = Revocation(text: text) {
+            revoke(revocation)
+        } else if let announcement = Announcement(payload: text) {
+            announced(announcement)
+        }
+    }
+
+    /// Counts a notification that did not open, and warns of them at most once a minute.
+    private func ignoreUnopened() {
+        unopened += 1
+        let now = ContinuousClock.now
+        if let warned = unopenedWarned, warned.duration(to: now) < .seconds(60) { return }
+        logger.warning(
+            """
+            ignored \(unopened) notification(s) on \(ServiceSchema.channel) not sealed by an instance of the \
+            service: another role connects to its database and sends on its channel
+            """)
+        (unopened, unopenedWarned) = (0, now)
+    }
+
     /// A push's announcement (``Announcement``).
-    private func announced(_ payload: String) {
-        guard let announcement = Announcement(payload: payload), let group = groups[announcement.tag],
-            announcement.latest > group.latest
-        else { return }
+    private func announced(_ announcement: Announcement) {
+        guard let group = groups[announcement.tag], announcement.latest > group.latest else { return }
         // Forwarded in order, without the database, when nothing is missing before it.
-        if !group.isFetching, group.latest >= announcement.after, let records = announcement.records {
+        if !group.isFetching, group.latest >= announcement.after, let records = announcement.records,
+            announcement.accounts(for: records)
+        {
             let fresh = records.filter { ($0.seq ?? 0) > group.latest }
             groups[announcement.tag]?.latest = announcement.latest
             send(ServerMessage(kind: .changed, latest: announcement.latest, records: fresh), to: group)
@@ -79,13 +131,31 @@ actor ChangeFanout: Service {
         Task { await self.refresh(announcement.tag, committedAt: announcement.committed) }
     }
 
+    /// Closes the user's connections whose token the revocation refuses, and remembers it for the
+    /// devices still joining.
+    private func revoke(_ revocation: Revocation) {
+        if let known = revocations[revocation.user], known.before >= revocation.before { return }
+        revocations[revocation.user] = revocation
+        var closed = 0
+        for group in groups.values where group.owner.user == revocation.user {
+            for member in group.devices.values where revocation.refuses(issuedAt: member.issuedAt) {
+                member.outbox.close(.tokenRevoked, detail: "the user's tokens issued before it were revoked")
+                closed += 1
+            }
+        }
+        logger.notice(
+            "tokens of user \(revocation.user.debugDescription) issued before \(revocation.before) revoked: closed \(closed) connection(s)"
+        )
+    }
+
     private func send(_ message: ServerMessage, to group: Group) {
         for device in group.devices.values {
-            device.send(message)
+            device.outbox.send(message)
         }
     }
 
     /// Fetches the group's changes after the last number it sent and queues them to its devices.
+    /// The position moves only to the last number of the records read.
     private func refresh(_ tag: String, committedAt committed: Int64? = nil) async {
         guard var group = groups[tag] else { return }
         guard !group.isFetching else {
@@ -149,10 +219,12 @@ actor ChangeFanout: Service {
         let connection = try await PostgresConnection.connect(
             configuration: listenerConfiguration, id: 0, logger: logger)
         defer { Task { try? await connection.close() } }
+        let seal = try await storage.seal(on: connection)
         try await connection.listen(on: ServiceSchema.channel) { notifications in
             await self.refreshAll()
             for try await notification in notifications {
-                await self.announced(notification.payload)
+                // Opened before the actor: the listener's task spends the microseconds.
+                await self.notified(seal.open(notification.payload))
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// A token bucket: `rate` messages a second on average, bursts of up to `burst`.
+/// A token bucket: `rate` messages a second on average, bursts of up to `burst` (one per user:
+/// ``UserBudgets``).
 struct RateLimiter {
     let rate: Double
     let burst: Double
@@ -12,6 +13,13 @@ struct RateLimiter {
         self.burst = burst
         tokens = burst
         last = now
+    }
+
+    /// Whether the bucket has refilled by `now`: forgetting it then loses nothing.
+    func isFull(at now: ContinuousClock.Instant) -> Bool {
+        let elapsed = last.duration(to: now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return tokens + seconds * rate >= burst
     }
 
     /// Takes one token: `nil` when there was one, else how long until there is.

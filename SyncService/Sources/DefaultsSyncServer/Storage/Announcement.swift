@@ -1,16 +1,16 @@
 import DefaultsSyncProtocol
 import Foundation
 
-/// What a committed push tells every instance, as one notification on ``ServiceSchema/channel``:
-/// `<owner tag> <after> <latest> <commit ms>[ <records>]`.
+/// What a committed push tells every instance, as the sealed text (``AnnouncementSeal``) of one
+/// notification on ``ServiceSchema/channel``: `<owner tag> <after> <latest> <commit ms>[ <records>]`.
 ///
-/// `after` is the owner's last number before the push and `latest` its last after it; no other
-/// change of the owner is numbered in between (pushes hold the owner's lock). The pushed records
-/// ride along as JSON when they fit in a notification, so that an instance whose devices have
-/// seen `after` forwards them without reading the database; otherwise it fetches them.
+/// `after` is the owner's last number before the push and `latest` its last after it; the pushed
+/// records took every number in between, one each (pushes hold the owner's lock). They ride
+/// along as JSON when they fit in a notification, so that an instance whose devices have seen
+/// `after` forwards them without reading the database; otherwise it fetches them.
 struct Announcement {
-    /// PostgreSQL refuses a payload of 8,000 bytes or more.
-    static let payloadLimit = 7_900
+    /// The most a sealed notification carries (PostgreSQL refuses a payload of 8,000 bytes or more).
+    static let payloadLimit = AnnouncementSeal.textLimit
 
     var tag: String
     var after: Int64
@@ -50,5 +50,13 @@ struct Announcement {
     /// The pushed records, when they rode along.
     var records: [WireRecord]? {
         recordsText.flatMap { try? SyncProtocol.decode([WireRecord].self, from: String($0)) }
+    }
+
+    /// Whether `records` are what the announcement says was numbered: one each for every number
+    /// after `after` up to `latest`, in order. Only then may a group's position move to `latest`
+    /// without reading the database.
+    func accounts(for records: [WireRecord]) -> Bool {
+        guard latest > after, latest - after == Int64(records.count) else { return false }
+        return records.enumerated().allSatisfy { $0.element.seq == after + 1 + Int64($0.offset) }
     }
 }

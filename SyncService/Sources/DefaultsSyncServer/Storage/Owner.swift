@@ -11,10 +11,11 @@ public struct Owner: Hashable, Sendable, CustomStringConvertible {
         self.namespace = namespace
     }
 
-    /// What a notification names the owner by: short, fixed-length, free of the user's name (the
-    /// payload of a notification has a size limit, and the channel is the whole database's).
+    /// What a notification names the owner by: short and fixed-length (a notification's payload
+    /// has a size limit). The user's length in bytes comes first, so that no two owners share it
+    /// (user `a` with namespace `b\nc` is not user `a\nb` with namespace `c`).
     var tag: String {
-        let digest = SHA256.hash(data: Data("\(user)\n\(namespace)".utf8))
+        let digest = SHA256.hash(data: Data("\(user.utf8.count):\(user)\(namespace)".utf8))
         return digest.prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 

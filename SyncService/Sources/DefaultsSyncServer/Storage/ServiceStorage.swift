@@ -2,6 +2,7 @@ import DefaultsSyncProtocol
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The records of every user, in PostgreSQL. Each call runs in one transaction that first
 /// declares its owner, so that row-level security (``ServiceSchema``) lets it touch nothing else.
@@ -11,6 +12,10 @@ public final class ServiceStorage: Sendable {
     let logger: Logger
     /// The most records one `changes` page holds.
     static let pageSize = 500
+    /// The most stamps one `stamps` page holds, whatever the device asks.
+    static let stampsPageSize = 1_000
+    /// The key that seals notifications, read once from the database.
+    private let cachedSeal = Mutex<AnnouncementSeal?>(nil)
 
     init(client: PostgresClient, limits: ServiceLimits, logger: Logger) {
         self.client = client
@@ -25,19 +30,27 @@ public final class ServiceStorage: Sendable {
     ) async throws -> Result {
         let logger = logger
         return try await client.withTransaction(logger: logger) { connection in
-            // One round trip: declaring the owner and taking its lock.
+            // One round trip: declaring the owner and taking its lock (ServiceSchema's function,
+            // the one the numbering trigger takes).
             try await connection.query(
                 """
                 SELECT set_config('defaults_sync.user', \(owner.user), true),
                     set_config('defaults_sync.namespace', \(owner.namespace), true),
-                    CASE WHEN \(locking) THEN pg_advisory_xact_lock(hashtextextended(
-                        'defaults_sync_service ' || \(owner.user) || chr(10) || \(owner.namespace), 0)) END
+                    CASE WHEN \(locking) THEN defaults_sync_service_lock(\(owner.user), \(owner.namespace)) END
                 """, logger: logger)
             return try await body(connection)
         }
     }
 
-    /// The owner's highest sequence number, 0 when it holds no record.
+    /// The key that seals notifications (``AnnouncementSeal``), read with `connection` the first time.
+    func seal(on connection: PostgresConnection) async throws -> AnnouncementSeal {
+        if let seal = cachedSeal.withLock({ $0 }) { return seal }
+        let seal = try await AnnouncementSeal.read(on: connection, logger: logger)
+        cachedSeal.withLock { $0 = seal }
+        return seal
+    }
+
+    /// The owner's last number, 0 when it never had one.
     func latest(of owner: Owner) async throws -> Int64 {
         try await transaction(of: owner) { connection in
             try await self.latest(of: owner, on: connection)
@@ -45,9 +58,10 @@ public final class ServiceStorage: Sendable {
     }
 
     private func latest(of owner: Owner, on connection: PostgresConnection) async throws -> Int64 {
+        // The head, not the rows' highest number: an expired removal takes its row, not its number.
         let rows = try await connection.query(
             """
-            SELECT coalesce(max(seq), 0) FROM defaults_sync_service_values
+            SELECT coalesce(max(latest), 0) FROM defaults_sync_service_heads
             WHERE user_id = \(owner.user) AND namespace = \(owner.namespace)
             """, logger: logger)
         for try await latest in rows.decode(Int64.self) {
@@ -56,19 +70,41 @@ public final class ServiceStorage: Sendable {
         return 0
     }
 
-    /// Every key's version.
-    func stamps(of owner: Owner) async throws -> [WireStamp] {
+    /// When the owner's user revoked their tokens issued before (``Revocation``), if ever.
+    func revocation(of owner: Owner) async throws -> Revocation? {
         try await transaction(of: owner) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT floor(extract(epoch FROM revoked_before))::bigint FROM defaults_sync_service_revocations
+                WHERE user_id = \(owner.user)
+                """, logger: self.logger)
+            for try await before in rows.decode(Int64.self) {
+                return Revocation(user: owner.user, before: before)
+            }
+            return nil
+        }
+    }
+
+    /// Every key's version, in the byte order of their names after `afterKey`; with `limit`, at
+    /// most that many (and at most ``stampsPageSize``) and whether more follow.
+    func stamps(of owner: Owner, afterKey: String?, limit: Int?) async throws -> (stamps: [WireStamp], more: Bool) {
+        // A device older than paging asks for every stamp: the quotas bound how many there are.
+        let pageSize = limit.map { min(max($0, 1), Self.stampsPageSize) } ?? Int(Int32.max)
+        let after = afterKey?.utf8.contains(0) == true ? nil : afterKey
+        return try await transaction(of: owner) { connection in
             let rows = try await connection.query(
                 """
                 SELECT key, clock_wall, clock_counter, clock_origin FROM defaults_sync_service_values
                 WHERE user_id = \(owner.user) AND namespace = \(owner.namespace)
+                    AND (\(after)::text IS NULL OR key COLLATE "C" > \(after))
+                ORDER BY key COLLATE "C" LIMIT \(pageSize + 1)
                 """, logger: self.logger)
             var stamps: [WireStamp] = []
             for try await (key, wall, counter, origin) in rows.decode((String, Int64, Int64, String).self) {
                 stamps.append(WireStamp(key: key, wall: wall, counter: counter, origin: origin))
             }
-            return stamps
+            guard stamps.count > pageSize else { return (stamps, false) }
+            return (Array(stamps.prefix(pageSize)), true)
         }
     }
 
@@ -120,21 +156,57 @@ public final class ServiceStorage: Sendable {
 
     /// Stores each record unless the owner has a later version of its key or it would go over a
     /// limit; returns the refused keys with why, and announces the change to every instance.
+    ///
+    /// A record PostgreSQL itself refuses (one the limits let through, yet too large for its
+    /// index, say) is refused by name and the others stored: the push is tried again, once, with
+    /// a savepoint around each record. The savepoints cost two round trips a record, so they are
+    /// taken only then.
     func push(_ records: [WireRecord], of owner: Owner) async throws -> [String: String] {
+        do {
+            return try await push(records, of: owner, savepoints: false)
+        } catch let error as PostgresTransactionError where error.closureError is RefusedByDatabase {
+            return try await push(records, of: owner, savepoints: true)
+        }
+    }
+
+    private func push(_ records: [WireRecord], of owner: Owner, savepoints: Bool) async throws -> [String: String] {
+        // What no limit lets through is refused before the database is asked.
+        var refused: [String: String] = [:]
+        var candidates: [WireRecord] = []
+        for record in records {
+            if let reason = Usage.refusal(of: record, limits: limits) {
+                refused[record.key] = reason
+            } else {
+                candidates.append(record)
+            }
+        }
+        guard !candidates.isEmpty else { return refused }
         // The owner's lock first: the quota is counted and kept by one push at a time.
-        try await transaction(of: owner, locking: true) { connection in
-            var usage = try await self.usage(of: owner, keys: records.map(\.key), on: connection)
-            var refused: [String: String] = [:]
+        return try await transaction(of: owner, locking: true) { connection in
+            var refused = refused
+            try await self.sweepTombstones(of: owner, on: connection)
+            var usage = try await self.usage(of: owner, keys: candidates.map(\.key), on: connection)
+            if let reason = try await self.namespaceRefusal(of: owner, usage: usage, on: connection) {
+                for record in candidates { refused[record.key] = reason }
+                return refused
+            }
             var stored: [WireRecord] = []
             // Sorted by key, so that the rows lock in one order.
-            for record in records.sorted(by: { $0.key < $1.key }) {
+            for record in candidates.sorted(by: { $0.key < $1.key }) {
                 // An older version is passed over, never refused: the device's is already beaten.
                 guard usage.isNewer(record) else { continue }
-                if let reason = usage.refusal(of: record, limits: self.limits) {
+                if let reason = usage.quotaRefusal(of: record, limits: self.limits) {
                     refused[record.key] = reason
                     continue
                 }
-                guard let seq = try await self.store(record, of: owner, on: connection) else { continue }
+                let seq: Int64?
+                do {
+                    seq = try await self.store(record, of: owner, savepoint: savepoints, on: connection)
+                } catch let error as RefusedByDatabase where savepoints {
+                    refused[record.key] = error.description
+                    continue
+                }
+                guard let seq else { continue }
                 var numbered = record
                 numbered.seq = seq
                 usage.add(record)
@@ -144,92 +216,171 @@ public final class ServiceStorage: Sendable {
                 let announcement = Announcement(
                     tag: owner.tag, after: usage.latest, latest: latest,
                     committed: Int64(Date().timeIntervalSince1970 * 1000), records: stored)
+                let payload = try await self.seal(on: connection).seal(announcement.payload)
                 // Delivered at commit, once per push, to every instance.
                 try await connection.query(
-                    "SELECT pg_notify(\(ServiceSchema.channel), \(announcement.payload))", logger: self.logger)
+                    "SELECT pg_notify(\(ServiceSchema.channel), \(payload))", logger: self.logger)
             }
             return refused
         }
     }
 
-    /// Stores `record` unless the stored version is as late, and returns the number it took.
-    private func store(_ record: WireRecord, of owner: Owner, on connection: PostgresConnection) async throws -> Int64?
-    {
-        let rows = try await connection.query(
+    /// Forgets the owner's removals older than ``ServiceLimits/tombstoneDays`` (under its lock).
+    private func sweepTombstones(of owner: Owner, on connection: PostgresConnection) async throws {
+        try await connection.query(
             """
-            INSERT INTO defaults_sync_service_values AS stored
-                (user_id, namespace, key, value, clock_wall, clock_counter, clock_origin, seq)
-            VALUES (\(owner.user), \(owner.namespace), \(record.key), \(record.value), \(record.wall), \
-            \(record.counter), \(record.origin), 0)
-            ON CONFLICT (user_id, namespace, key) DO UPDATE SET
-                value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
-                clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
-                updated_at = now()
-            WHERE (EXCLUDED.clock_wall, EXCLUDED.clock_counter, EXCLUDED.clock_origin)
-                > (stored.clock_wall, stored.clock_counter, stored.clock_origin)
-            RETURNING seq
+            DELETE FROM defaults_sync_service_values
+            WHERE user_id = \(owner.user) AND namespace = \(owner.namespace) AND value IS NULL
+                AND updated_at < now() - make_interval(days => \(limits.tombstoneDays)::integer)
             """, logger: logger)
-        for try await seq in rows.decode(Int64.self) {
-            return seq
+    }
+
+    /// Why a push to a namespace the user never wrote to is refused: they write to as many as
+    /// they may. Counted again under a lock of the user's, held until the push commits, so that
+    /// two new namespaces of one user are counted one after the other.
+    private func namespaceRefusal(of owner: Owner, usage: Usage, on connection: PostgresConnection) async throws
+        -> String?
+    {
+        guard !usage.hasHead else { return nil }
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended('defaults_sync_service user ' || \(owner.user), 0))",
+            logger: logger)
+        let rows = try await connection.query(
+            "SELECT count(*) FROM defaults_sync_service_heads WHERE user_id = \(owner.user)", logger: logger)
+        for try await namespaces in rows.decode(Int64.self) where namespaces >= limits.userNamespaces {
+            return "quota: the user writes to \(namespaces) namespaces, the most they may is \(limits.userNamespaces)"
         }
         return nil
     }
 
-    /// What the owner stores now (its keys, bytes and latest number) and the stored versions of
-    /// `keys`, in one query.
+    /// Stores `record` unless the stored version is as late, and returns the number it took. With
+    /// `savepoint`, a refusal of PostgreSQL's undoes this record only, and throws
+    /// ``RefusedByDatabase``; without, the refusal ends the transaction and throws the same.
+    private func store(
+        _ record: WireRecord, of owner: Owner, savepoint: Bool, on connection: PostgresConnection
+    ) async throws -> Int64? {
+        if savepoint { try await connection.query("SAVEPOINT record", logger: logger) }
+        do {
+            let rows = try await connection.query(
+                """
+                INSERT INTO defaults_sync_service_values AS stored
+                    (user_id, namespace, key, value, clock_wall, clock_counter, clock_origin, seq)
+                VALUES (\(owner.user), \(owner.namespace), \(record.key), \(record.value), \(record.wall), \
+                \(record.counter), \(record.origin), 0)
+                ON CONFLICT (user_id, namespace, key) DO UPDATE SET
+                    value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
+                    clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
+                    updated_at = now()
+                WHERE (EXCLUDED.clock_wall, EXCLUDED.clock_counter, EXCLUDED.clock_origin)
+                    > (stored.clock_wall, stored.clock_counter, stored.clock_origin)
+                RETURNING seq
+                """, logger: logger)
+            var seq: Int64?
+            for try await number in rows.decode(Int64.self) {
+                seq = number
+            }
+            if savepoint { try await connection.query("RELEASE SAVEPOINT record", logger: logger) }
+            return seq
+        } catch let error as PSQLError {
+            guard let refusal = RefusedByDatabase(error) else { throw error }
+            if savepoint { try await connection.query("ROLLBACK TO SAVEPOINT record", logger: logger) }
+            throw refusal
+        }
+    }
+
+    /// What the owner stores now (its keys, bytes and latest number) and the stored versions of `keys`, in one query.
     private func usage(of owner: Owner, keys: [String], on connection: PostgresConnection) async throws -> Usage {
         var usage = Usage()
-        let names = keys.filter { !$0.utf8.contains(0) }
         let rows = try await connection.query(
             """
-            SELECT totals.keys, totals.bytes, totals.latest,
-                stored.key, octet_length(stored.value), stored.clock_wall, stored.clock_counter, stored.clock_origin
+            SELECT totals.keys, totals.bytes, head.latest,
+                stored.key, \(unescaped: Usage.rowBytes("stored")), stored.clock_wall, stored.clock_counter,
+                stored.clock_origin
             FROM (
-                SELECT count(value) AS keys, coalesce(sum(octet_length(value)), 0)::bigint AS bytes,
-                    coalesce(max(seq), 0) AS latest
-                FROM defaults_sync_service_values
+                SELECT count(*) AS keys, coalesce(sum(\(unescaped: Usage.rowBytes("counted"))), 0)::bigint AS bytes
+                FROM defaults_sync_service_values AS counted
                 WHERE user_id = \(owner.user) AND namespace = \(owner.namespace)
             ) AS totals
+            LEFT JOIN defaults_sync_service_heads AS head
+                ON head.user_id = \(owner.user) AND head.namespace = \(owner.namespace)
             LEFT JOIN defaults_sync_service_values AS stored
-                ON stored.user_id = \(owner.user) AND stored.namespace = \(owner.namespace) AND stored.key = ANY(\(names))
+                ON stored.user_id = \(owner.user) AND stored.namespace = \(owner.namespace) AND stored.key = ANY(\(keys))
             """, logger: logger)
         for try await (keys, bytes, latest, key, size, wall, counter, origin) in rows.decode(
-            (Int64, Int64, Int64, String?, Int32?, Int64?, Int64?, String?).self)
+            (Int64, Int64, Int64?, String?, Int64?, Int64?, Int64?, String?).self)
         {
-            (usage.keys, usage.bytes, usage.latest) = (Int(keys), Int(bytes), latest)
-            if let key, let wall, let counter, let origin {
-                usage.stored[key] = (
-                    size.map(Int.init), WireStamp(key: key, wall: wall, counter: counter, origin: origin)
-                )
+            (usage.keys, usage.bytes, usage.latest, usage.hasHead) = (Int(keys), Int(bytes), latest ?? 0, latest != nil)
+            if let key, let size, let wall, let counter, let origin {
+                usage.stored[key] = (Int(size), WireStamp(key: key, wall: wall, counter: counter, origin: origin))
             }
         }
         return usage
     }
 }
 
+/// A record PostgreSQL refused on its own (a data exception, a program limit such as an index
+/// row's size, an integrity constraint): refused by name, never retried.
+struct RefusedByDatabase: Error, CustomStringConvertible {
+    let description: String
+
+    init?(_ error: PSQLError) {
+        guard error.code == .server, let state = error.serverInfo?[.sqlState],
+            ["22", "23", "54"].contains(String(state.prefix(2)))
+        else { return nil }
+        description = "the database refused it: \(error.serverInfo?[.message] ?? state)"
+    }
+}
+
 /// An owner's keys and bytes during one push, to hold it to the quotas.
 struct Usage {
+    /// Keys stored, removals not yet expired included.
     var keys = 0
+    /// Bytes stored: each key's name, value and origin (``rowBytes(_:)``).
     var bytes = 0
     /// The owner's last number before the push.
     var latest: Int64 = 0
-    /// The size of each pushed key's stored value (`nil`: removed) and its version.
-    var stored: [String: (size: Int?, stamp: WireStamp)] = [:]
+    /// Whether the owner was ever numbered (its user writes to its namespace already).
+    var hasHead = false
+    /// The bytes of each pushed key's stored row and its version.
+    var stored: [String: (size: Int, stamp: WireStamp)] = [:]
 
-    /// Why `record` cannot be stored, or `nil` when it can.
-    func refusal(of record: WireRecord, limits: ServiceLimits) -> String? {
+    /// What a stored row counts against the namespace's bytes, in SQL over the table `alias`.
+    static func rowBytes(_ alias: String) -> String {
+        "(octet_length(\(alias).key) + coalesce(octet_length(\(alias).value), 0) + octet_length(\(alias).clock_origin))::bigint"
+    }
+
+    /// What `record` counts against the namespace's bytes, as ``rowBytes(_:)`` counts it stored.
+    static func bytes(of record: WireRecord) -> Int {
+        record.key.utf8.count + (record.value?.count ?? 0) + record.origin.utf8.count
+    }
+
+    /// Why `record` can never be stored as it is, or `nil`.
+    static func refusal(of record: WireRecord, limits: ServiceLimits) -> String? {
+        let (name, origin) = (record.key.utf8.count, record.origin.utf8.count)
         if record.key.utf8.contains(0) { return "a key name cannot hold a NUL character" }
-        guard let size = record.value?.count else { return nil }
-        if size > limits.valueBytes {
+        if name > limits.keyBytes {
+            return "the key's name is \(name) bytes, over the limit of \(limits.keyBytes) bytes per name"
+        }
+        if record.origin.utf8.contains(0) { return "an origin cannot hold a NUL character" }
+        if origin > limits.originBytes {
+            return "the origin is \(origin) bytes, over the limit of \(limits.originBytes) bytes per origin"
+        }
+        if let size = record.value?.count, size > limits.valueBytes {
             return "the value is \(size) bytes, over the limit of \(limits.valueBytes) bytes per value"
         }
+        return nil
+    }
+
+    /// Why storing `record` would take the namespace over a quota, or `nil`. A change that grows
+    /// nothing passes even over a quota (one lowered since, say), so that a user can always remove.
+    func quotaRefusal(of record: WireRecord, limits: ServiceLimits) -> String? {
         let previous = stored[record.key]?.size
         let keysAfter = keys + (previous == nil ? 1 : 0)
-        if keysAfter > limits.namespaceKeys {
+        if keysAfter > limits.namespaceKeys, keysAfter > keys {
             return "quota: the namespace holds \(keys) keys, the most it may hold is \(limits.namespaceKeys)"
         }
-        let bytesAfter = bytes - (previous ?? 0) + size
-        if bytesAfter > limits.namespaceBytes {
+        let bytesAfter = bytes - (previous ?? 0) + Self.bytes(of: record)
+        if bytesAfter > limits.namespaceBytes, bytesAfter > bytes {
             return "quota: storing it would make \(bytesAfter) bytes, over the namespace's \(limits.namespaceBytes)"
         }
         return nil
@@ -245,10 +396,10 @@ struct Usage {
 
     mutating func add(_ record: WireRecord) {
         let previous = stored[record.key]?.size
-        keys += (record.value != nil ? 1 : 0) - (previous != nil ? 1 : 0)
-        bytes += (record.value?.count ?? 0) - (previous ?? 0)
+        keys += previous == nil ? 1 : 0
+        bytes += Self.bytes(of: record) - (previous ?? 0)
         stored[record.key] = (
-            record.value?.count,
+            Self.bytes(of: record),
             WireStamp(key: record.key, wall: record.wall, counter: record.counter, origin: record.origin)
         )
     }
