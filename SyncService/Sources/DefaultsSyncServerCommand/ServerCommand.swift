@@ -16,7 +16,7 @@ struct ServerCommand: AsyncParsableCommand {
             capitals with underscores (DEFAULTS_SYNC_DATABASE_URL, DEFAULTS_SYNC_PORT, ...). An option \
             on the command line wins.
             """,
-        subcommands: [Serve.self, Token.self])
+        subcommands: [Serve.self, Token.self, Revoke.self])
 }
 
 /// An option's value: the command line's, else the environment's `DEFAULTS_SYNC_<NAME>`.
@@ -44,10 +44,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A PEM certificate chain, to serve wss:// directly.") var tlsCertificate: String?
     @Option(help: "The PEM private key of --tls-certificate.") var tlsKey: String?
     @Option(help: "The largest value, in bytes (default 1048576).") var maxValueBytes: String?
-    @Option(help: "The most bytes of values per user and namespace (default 1048576).") var maxNamespaceBytes: String?
-    @Option(help: "The most keys per user and namespace (default 1024).") var maxNamespaceKeys: String?
+    @Option(help: "The most bytes per user and namespace: names, values and origins (default 1048576).")
+    var maxNamespaceBytes: String?
+    @Option(help: "The most keys per user and namespace, unexpired removals included (default 1024).")
+    var maxNamespaceKeys: String?
+    @Option(help: "The longest key name, in bytes (default 512; over 2000, PostgreSQL's index may refuse some).")
+    var maxKeyBytes: String?
+    @Option(help: "The longest origin a device signs its changes with, in bytes (default 128).")
+    var maxOriginBytes: String?
+    @Option(help: "The most namespaces a user may write to (default 64).") var maxUserNamespaces: String?
+    @Option(help: "The most connections of one user to this instance (default 32).") var maxUserConnections: String?
+    @Option(help: "Days after which removals are forgotten (default 90).") var tombstoneDays: String?
     @Option(help: "The largest message, in bytes (default 4194304).") var maxMessageBytes: String?
-    @Option(help: "Messages a second per connection, on average (default 50).") var rateLimit: String?
+    @Option(help: "Messages a second per user on this instance, on average (default 50).") var rateLimit: String?
     @Option(help: "Seconds between pings; a device that does not answer is disconnected (default 30).")
     var pingInterval: String?
     @Option(help: "Seconds a connection may wait before its request; then it is closed (default 30).")
@@ -77,8 +86,15 @@ struct Serve: AsyncParsableCommand {
         limits.messageBytes = try number(maxMessageBytes, "MAX_MESSAGE_BYTES", default: limits.messageBytes)
         limits.messagesPerSecond = try number(rateLimit, "RATE_LIMIT", default: limits.messagesPerSecond)
         guard limits.valueBytes > 0, limits.namespaceBytes > 0, limits.namespaceKeys > 0,
-            limits.messageBytes >= 1024, limits.messagesPerSecond > 0
+            limits.messageBytes >= 1024, limits.messagesPerSecond > 0, limits.keyBytes > 0, limits.originBytes > 0,
+            limits.userNamespaces > 0, limits.userConnections > 0, limits.tombstoneDays > 0
         else {
+        limits.keyBytes = try number(maxKeyBytes, "MAX_KEY_BYTES", default: limits.keyBytes)
+        limits.originBytes = try number(maxOriginBytes, "MAX_ORIGIN_BYTES", default: limits.originBytes)
+        limits.userNamespaces = try number(maxUserNamespaces, "MAX_USER_NAMESPACES", default: limits.userNamespaces)
+        limits.userConnections = try number(
+            maxUserConnections, "MAX_USER_CONNECTIONS", default: limits.userConnections)
+        limits.tombstoneDays = try number(tombstoneDays, "TOMBSTONE_DAYS", default: limits.tombstoneDays)
             throw ValidationError("Limits must be positive, and a message at least 1024 bytes")
         }
         configuration.limits = limits

@@ -19,10 +19,8 @@ struct DeviceSession {
         let outbox = DeviceOutbox()
         metrics.connected()
         defer { metrics.disconnected() }
-        let (owner, limits) = (owner, limits)
-        try await fanout.join(outbox, owner: owner) { latest in
-            ServerMessage(kind: .welcome, latest: latest, limits: limits)
-        }
+        // Unless the user holds too many connections or revoked the token (DeviceSession+Admission).
+        guard try await join(outbox, outbound: outbound) else { return }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -31,20 +29,20 @@ struct DeviceSession {
                     }
                 }
                 defer { group.cancelAll() }
-                var limiter = RateLimiter(rate: limits.messagesPerSecond, burst: max(1, limits.messagesPerSecond * 2))
                 for try await message in inbound.messages(maxSize: limits.messageBytes) {
                     // The token is checked on every message: one that expires ends the connection.
                     guard Date().timeIntervalSince1970 < Double(claims.expires) else {
                         try await outbound.close(.policyViolation, reason: AccessTokenError.expired.description)
                         break
                     }
-                    if let wait = limiter.take() {
+                    // One rate for all of the user's connections to this instance.
+                    if let wait = fanout.budgets.take(owner.user) {
                         metrics.limited()
                         outbox.send(
                             ServerMessage(
                                 kind: .failure, id: Self.id(of: message),
                                 error: ServiceFailure(
-                                    .rateLimited, "over \(limits.messagesPerSecond) messages a second",
+                                    .rateLimited, "over \(limits.messagesPerSecond) messages a second for the user",
                                     retryAfterMilliseconds: Int(wait.components.seconds * 1000)
                                         + Int(wait.components.attoseconds / 1_000_000_000_000_000))))
                         continue
@@ -53,11 +51,11 @@ struct DeviceSession {
                 }
             }
         } catch {
-            await fanout.leave(outbox, owner: owner)
+            await leave(outbox)
             outbox.finish()
             throw error
         }
-        await fanout.leave(outbox, owner: owner)
+        await leave(outbox)
         outbox.finish()
     }
 
@@ -74,7 +72,11 @@ struct DeviceSession {
         do {
             switch request.kind {
             case .stamps:
-                return ServerMessage(kind: .reply, id: request.id, stamps: try await storage.stamps(of: owner))
+                let (stamps, more) = try await storage.stamps(
+                    of: owner, afterKey: request.afterKey, limit: request.limit)
+                // `more` only to a device that asked for pages: one older than paging got them all.
+                return ServerMessage(
+                    kind: .reply, id: request.id, stamps: stamps, more: request.limit.map { _ in more })
             case .records:
                 return ServerMessage(
                     kind: .reply, id: request.id,

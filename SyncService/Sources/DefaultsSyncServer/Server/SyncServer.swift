@@ -163,3 +163,4 @@ public enum SyncServer {
         }
     }
 }
+        try await ServiceSchema.warnOfOtherRoles(connection, logger: logger)
