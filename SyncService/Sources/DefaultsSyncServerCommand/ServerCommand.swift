@@ -16,6 +16,7 @@ struct ServerCommand: AsyncParsableCommand {
             capitals with underscores (DEFAULTS_SYNC_DATABASE_URL, DEFAULTS_SYNC_PORT, ...). An option \
             on the command line wins.
             """,
+        version: SyncServer.version,
         subcommands: [Serve.self, Token.self, Revoke.self])
 }
 
@@ -36,11 +37,10 @@ func number<Value: LosslessStringConvertible>(_ given: String?, _ name: String, 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Runs one instance of the service.")
 
-    @Option(help: "PostgreSQL: postgres://user:password@host:5432/database (env DEFAULTS_SYNC_DATABASE_URL).")
-    var databaseURL: String?
+    @OptionGroup var database: DatabaseOptions
     @Option(help: "The address to listen on (default 127.0.0.1).") var host: String?
     @Option(help: "The port (default 8080; 0 picks a free one).") var port: String?
-    @Option(help: "The file of the key tokens are signed with: 32 random bytes or more.") var tokenKeyFile: String?
+    @OptionGroup var tokens: TokenOptions
     @Option(help: "A PEM certificate chain, to serve wss:// directly.") var tlsCertificate: String?
     @Option(help: "The PEM private key of --tls-certificate.") var tlsKey: String?
     @Option(help: "The largest value, in bytes (default 1048576).") var maxValueBytes: String?
@@ -59,19 +59,22 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Messages a second per user on this instance, on average (default 50).") var rateLimit: String?
     @Option(help: "Seconds between pings; a device that does not answer is disconnected (default 30).")
     var pingInterval: String?
-    @Option(help: "Seconds a connection may wait before its request; then it is closed (default 30).")
+    @Option(help: "Seconds a connection has to complete its request (the upgrade); then it is closed (default 30).")
     var idleTimeout: String?
+    @Option(help: "Bytes waiting for one device past which its messages are not read (default 1048576).")
+    var maxOutboxBytes: String?
+    @Option(help: "Seconds a device may take nothing sent to it; then it is closed as a slow consumer (default 10).")
+    var slowConsumerTimeout: String?
+    @Option(help: "The metrics listener's port, GET /metrics for Prometheus (default: none; 0 picks a free one).")
+    var metricsPort: String?
+    @Option(help: "The address of the metrics listener (default 127.0.0.1).") var metricsHost: String?
     @Option(help: "The most database connections of this instance (default 20).") var databaseConnections: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info).") var logLevel: String?
 
     func run() async throws {
-        guard let databaseURL = setting(databaseURL, "DATABASE_URL") else {
-            throw ValidationError("Give --database-url (or DEFAULTS_SYNC_DATABASE_URL)")
-        }
-        guard let tokenKeyFile = setting(tokenKeyFile, "TOKEN_KEY_FILE") else {
-            throw ValidationError("Give --token-key-file (or DEFAULTS_SYNC_TOKEN_KEY_FILE)")
-        }
-        var configuration = SyncServerConfiguration(databaseURL: databaseURL, tokenKeyFile: tokenKeyFile)
+        var configuration = SyncServerConfiguration(
+            databaseURL: try database.url(), tokenKeyFiles: try tokens.keyFiles())
+        configuration.tokenPolicy = try tokens.policy()
         configuration.host = setting(host, "HOST") ?? configuration.host
         configuration.port = try number(port, "PORT", default: configuration.port)
         configuration.tlsCertificateFile = setting(tlsCertificate, "TLS_CERTIFICATE")
@@ -85,16 +88,16 @@ struct Serve: AsyncParsableCommand {
         limits.namespaceKeys = try number(maxNamespaceKeys, "MAX_NAMESPACE_KEYS", default: limits.namespaceKeys)
         limits.messageBytes = try number(maxMessageBytes, "MAX_MESSAGE_BYTES", default: limits.messageBytes)
         limits.messagesPerSecond = try number(rateLimit, "RATE_LIMIT", default: limits.messagesPerSecond)
-        guard limits.valueBytes > 0, limits.namespaceBytes > 0, limits.namespaceKeys > 0,
-            limits.messageBytes >= 1024, limits.messagesPerSecond > 0, limits.keyBytes > 0, limits.originBytes > 0,
-            limits.userNamespaces > 0, limits.userConnections > 0, limits.tombstoneDays > 0
-        else {
         limits.keyBytes = try number(maxKeyBytes, "MAX_KEY_BYTES", default: limits.keyBytes)
         limits.originBytes = try number(maxOriginBytes, "MAX_ORIGIN_BYTES", default: limits.originBytes)
         limits.userNamespaces = try number(maxUserNamespaces, "MAX_USER_NAMESPACES", default: limits.userNamespaces)
         limits.userConnections = try number(
             maxUserConnections, "MAX_USER_CONNECTIONS", default: limits.userConnections)
         limits.tombstoneDays = try number(tombstoneDays, "TOMBSTONE_DAYS", default: limits.tombstoneDays)
+        guard limits.valueBytes > 0, limits.namespaceBytes > 0, limits.namespaceKeys > 0,
+            limits.messageBytes >= 1024, limits.messagesPerSecond > 0, limits.keyBytes > 0, limits.originBytes > 0,
+            limits.userNamespaces > 0, limits.userConnections > 0, limits.tombstoneDays > 0
+        else {
             throw ValidationError("Limits must be positive, and a message at least 1024 bytes")
         }
         configuration.limits = limits
@@ -106,6 +109,17 @@ struct Serve: AsyncParsableCommand {
         configuration.idleTimeout = .milliseconds(Int(idle * 1000))
         configuration.databaseConnections = try number(
             databaseConnections, "DATABASE_CONNECTIONS", default: configuration.databaseConnections)
+        configuration.outboxBytes = try number(maxOutboxBytes, "MAX_OUTBOX_BYTES", default: configuration.outboxBytes)
+        guard configuration.outboxBytes >= 1024 else {
+            throw ValidationError("--max-outbox-bytes must be at least 1024")
+        }
+        let slow = try number(slowConsumerTimeout, "SLOW_CONSUMER_TIMEOUT", default: 10.0)
+        guard slow > 0 else { throw ValidationError("--slow-consumer-timeout must be positive") }
+        configuration.slowConsumerTimeout = .milliseconds(Int(slow * 1000))
+        if setting(metricsPort, "METRICS_PORT") != nil {
+            configuration.metricsPort = try number(metricsPort, "METRICS_PORT", default: 0)
+        }
+        configuration.metricsHost = setting(metricsHost, "METRICS_HOST") ?? configuration.metricsHost
 
         let levelName = setting(logLevel, "LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else {
@@ -117,47 +131,16 @@ struct Serve: AsyncParsableCommand {
 
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let host = configuration.host
+        let (host, metricsHost) = (configuration.host, configuration.metricsHost)
         try await SyncServer.run(
             configuration, logger: logger, metricsPage: { registry.emitToString() },
             listening: { port in
-                // The one line on stdout: scripts and tests read the port from it.
+                // Scripts and tests read the port from this line on stdout (and the metrics
+                // listener's from the next, when there is one).
                 FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+            },
+            metricsListening: { port in
+                FileHandle.standardOutput.write(Data("metrics on \(metricsHost):\(port)\n".utf8))
             })
-    }
-}
-
-struct Token: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Prints a signed token for one user and namespace on stdout, and nothing else.")
-
-    @Option(help: "The file of the key the servers verify tokens with.") var keyFile: String
-    @Option(help: "The user whose settings the token reads and writes.") var user: String
-    @Option(help: "The namespace, for example the app's identifier.") var namespace: String
-    @Option(help: "How long the token is valid: 30d, 12h, 15m or 90s (default 30d).") var expiresIn = "30d"
-
-    func run() async throws {
-        guard !user.isEmpty, !namespace.isEmpty else {
-            throw ValidationError("--user and --namespace must not be empty")
-        }
-        guard let lifetime = Self.duration(expiresIn) else {
-            throw ValidationError("--expires-in: \"\(expiresIn)\" is not a duration such as 30d, 12h, 15m or 90s")
-        }
-        let tokens = try await AccessTokens(keyFile: keyFile)
-        print(try await tokens.sign(user: user, namespace: namespace, lifetime: lifetime))
-    }
-
-    static func duration(_ text: String) -> Duration? {
-        guard let unit = text.last, let count = Int64(text.dropLast()) else { return nil }
-        let seconds: Int64? =
-            switch unit {
-            case "d": 86_400
-            case "h": 3_600
-            case "m": 60
-            case "s": 1
-            default: nil
-            }
-        guard let seconds, count >= 0 else { return nil }
-        return .seconds(count * seconds)
     }
 }

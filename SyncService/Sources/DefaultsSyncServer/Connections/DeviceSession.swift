@@ -2,61 +2,209 @@ import DefaultsSyncProtocol
 import Foundation
 import HummingbirdWebSocket
 import Logging
+import NIOCore
+import NIOWebSocket
 
 /// One device's connection: answers its messages in order, for the one owner its token names,
-/// and forwards the fan-out's changes.
+/// and forwards the fan-out's changes through the device's bounded ``DeviceOutbox``.
 struct DeviceSession {
     let claims: TokenClaims
+    /// Seconds since 1970 from which the token is refused (`exp` and the leeway): then the
+    /// connection is closed, whether the device sends anything or not.
+    let tokenRefusedFrom: Int64
     let storage: ServiceStorage
     let fanout: ChangeFanout
     let limits: ServiceLimits
+    let outboxBounds: DeviceOutbox.Bounds
     let metrics: ServerMetrics
+    /// The connection, closed outright when a close frame cannot be written (a peer that reads
+    /// nothing never takes one).
+    let channel: any Channel
+    /// Where the connection comes from, for logs.
+    let client: ClientAddress
     let logger: Logger
+
+    /// The most bytes of one WebSocket frame the session writes: a longer message goes out in
+    /// fragments, so that NIO holds at most about this much of it and the rest stays counted in
+    /// the outbox.
+    static let fragmentBytes = 64 * 1024
+    /// How long a close frame may take to be written before the connection is closed without one.
+    static let closeFrameTimeout = Duration.seconds(1)
 
     var owner: Owner { Owner(user: claims.user, namespace: claims.namespace) }
 
+    /// How each part of the session ended.
+    private enum Ending: Sendable {
+        /// The device closed the connection, or the connection failed.
+        case deviceLeft
+        /// The device broke the protocol (a message over the limit...): WebSocket closes with the
+        /// code this error names.
+        case failed(any Error)
+        /// The outbox was closed for this reason.
+        case closed(SyncCloseReason, detail: String?)
+        /// A part that ends only with the others.
+        case done
+    }
+
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let outbox = DeviceOutbox()
+        let outbox = DeviceOutbox(bounds: outboxBounds)
         metrics.connected()
         defer { metrics.disconnected() }
         // Unless the user holds too many connections or revoked the token (DeviceSession+Admission).
         guard try await join(outbox, outbound: outbound) else { return }
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await text in outbox.messages {
-                        try await outbound.write(.text(text))
-                    }
-                }
-                defer { group.cancelAll() }
-                for try await message in inbound.messages(maxSize: limits.messageBytes) {
-                    // The token is checked on every message: one that expires ends the connection.
-                    guard Date().timeIntervalSince1970 < Double(claims.expires) else {
-                        try await outbound.close(.policyViolation, reason: AccessTokenError.expired.description)
-                        break
-                    }
-                    // One rate for all of the user's connections to this instance.
-                    if let wait = fanout.budgets.take(owner.user) {
-                        metrics.limited()
-                        outbox.send(
-                            ServerMessage(
-                                kind: .failure, id: Self.id(of: message),
-                                error: ServiceFailure(
-                                    .rateLimited, "over \(limits.messagesPerSecond) messages a second for the user",
-                                    retryAfterMilliseconds: Int(wait.components.seconds * 1000)
-                                        + Int(wait.components.attoseconds / 1_000_000_000_000_000))))
-                        continue
-                    }
-                    outbox.send(await answer(message))
-                }
+        let ending = await withTaskGroup(of: Ending.self) { group in
+            group.addTask { await write(outbox, to: outbound) }
+            group.addTask { await read(inbound, into: outbox) }
+            group.addTask { await watch(outbox) }
+            group.addTask {
+                guard let (reason, detail) = await outbox.ended() else { return .done }
+                return .closed(reason, detail: detail)
             }
-        } catch {
-            await leave(outbox)
+            var ending = Ending.done
+            for await part in group {
+                if case .done = part { continue }
+                ending = part
+                break
+            }
+            // Every part ends: the outbox resumes whoever waits on it, cancellation the rest.
             outbox.finish()
-            throw error
+            group.cancelAll()
+            return ending
         }
         await leave(outbox)
-        outbox.finish()
+        switch ending {
+        case .closed(let reason, let detail): await close(outbound, reason: reason, detail: detail)
+        case .failed(let error): throw error
+        case .deviceLeft, .done: break
+        }
+    }
+
+    /// Writes what the outbox holds, in order, a fragment at a time, telling it what the
+    /// connection took.
+    private func write(_ outbox: DeviceOutbox, to outbound: WebSocketOutboundWriter) async -> Ending {
+        do {
+            while let next = await outbox.next() {
+                guard case .message(var rest) = next else { return .done }
+                var isFirst = true
+                repeat {
+                    let count = min(rest.readableBytes, Self.fragmentBytes)
+                    let fragment = rest.readSlice(length: count)!
+                    try await outbound.write(
+                        .custom(
+                            .init(fin: rest.readableBytes == 0, opcode: isFirst ? .text : .continuation, data: fragment)
+                        ))
+                    outbox.taken(count)
+                    isFirst = false
+                } while rest.readableBytes > 0
+            }
+            return .done
+        } catch {
+            return .deviceLeft
+        }
+    }
+
+    /// Answers the device's messages in order, reading the next only while its outbox has room.
+    private func read(_ inbound: WebSocketInboundStream, into outbox: DeviceOutbox) async -> Ending {
+        var messages = inbound.messages(maxSize: limits.messageBytes).makeAsyncIterator()
+        do {
+            // Backpressure: while the device does not take its answers, its next request waits in
+            // NIO and then in the kernel, and its connection is not read.
+            while await outbox.waitForRoom(), let message = try await messages.next() {
+                // Checked on every message too, should a message beat the timer.
+                guard secondsLeft > 0 else {
+                    closeExpired(outbox)
+                    return .done
+                }
+                // One rate for all of the user's connections to this instance.
+                if let wait = fanout.budgets.take(owner.user) {
+                    metrics.limited()
+                    outbox.reply(
+                        ServerMessage(
+                            kind: .failure, id: Self.id(of: message),
+                            error: ServiceFailure(
+                                .rateLimited, "over \(limits.messagesPerSecond) messages a second for the user",
+                                retryAfterMilliseconds: Int(wait.components.seconds * 1000)
+                                    + Int(wait.components.attoseconds / 1_000_000_000_000_000))))
+                    continue
+                }
+                outbox.reply(await answer(message))
+            }
+        } catch {
+            return .failed(error)
+        }
+        return outbox.closeReason == nil ? .deviceLeft : .done
+    }
+
+    /// Closes the outbox when its connection has taken nothing for the stall bound while something
+    /// waited, and when the token expires: a silent device must not go on receiving changes on an
+    /// expired token.
+    private func watch(_ outbox: DeviceOutbox) async -> Ending {
+        let period = min(outboxBounds.stall / 4, .seconds(1))
+        var nextTokenCheck = ContinuousClock.now
+        while !Task.isCancelled {
+            let stalled = outbox.stalled()
+            if stalled > outboxBounds.stall {
+                metrics.slowConsumer()
+                outbox.close(
+                    .slowConsumer,
+                    detail:
+                        "the connection took nothing of \(outbox.pendingBytes) bytes for \(stalled.components.seconds) s"
+                )
+                return .done
+            }
+            // Once a second is enough for a token's seconds.
+            if ContinuousClock.now >= nextTokenCheck {
+                guard secondsLeft > 0 else {
+                    closeExpired(outbox)
+                    return .done
+                }
+                nextTokenCheck = .now + .seconds(1)
+            }
+            try? await Task.sleep(for: period)
+        }
+        return .done
+    }
+
+    /// Seconds until the token is refused.
+    private var secondsLeft: Double { Double(tokenRefusedFrom) - Date().timeIntervalSince1970 }
+
+    /// Closes with the reason that tells the device to ask for a new token.
+    private func closeExpired(_ outbox: DeviceOutbox) {
+        outbox.close(.tokenExpired, detail: AccessTokenError.expired.description)
+    }
+
+    /// Sends the close frame saying why, and closes the connection without one when the peer does
+    /// not take it in time.
+    private func close(_ outbound: WebSocketOutboundWriter, reason: SyncCloseReason, detail: String?) async {
+        let text = Self.closeFrameReason(reason.text(detail))
+        logger.notice("closed a connection of \(owner) from \(client): \(escaped(text))")
+        let sent = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    try await outbound.close(reason.closeCode, reason: text)
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: Self.closeFrameTimeout)
+                return false
+            }
+            let sent = await group.next() ?? false
+            group.cancelAll()
+            return sent
+        }
+        if !sent {
+            try? await channel.close()
+        }
+    }
+
+    /// `text` cut to what a close frame's reason holds: 123 bytes of UTF-8.
+    static func closeFrameReason(_ text: String) -> String {
+        var cut = text
+        while cut.utf8.count > 123 { cut.removeLast() }
+        return cut
     }
 
     /// The answer to one message.
@@ -93,7 +241,7 @@ struct DeviceSession {
                 return ServerMessage(kind: .reply, id: request.id, refused: refused.isEmpty ? nil : refused)
             }
         } catch {
-            logger.warning("\(request.kind.rawValue) of \(owner) failed: \(String(reflecting: error))")
+            logger.warning("\(request.kind.rawValue) of \(owner) failed: \(escaped(String(reflecting: error)))")
             return ServerMessage(
                 kind: .failure, id: request.id,
                 error: ServiceFailure(
@@ -106,5 +254,16 @@ struct DeviceSession {
         guard case .text(let text) = message else { return nil }
         struct Identified: Decodable { var id: Int }
         return try? SyncProtocol.decode(Identified.self, from: text).id
+    }
+}
+
+extension SyncCloseReason {
+    /// The close frame's code: 1008 (policy) for a token, 1013 (try again later) for a device the
+    /// server could not keep.
+    var closeCode: WebSocketErrorCode {
+        switch self {
+        case .tokenExpired, .tokenRevoked: .policyViolation
+        case .slowConsumer, .tooManyConnections: .unknown(1013)
+        }
     }
 }

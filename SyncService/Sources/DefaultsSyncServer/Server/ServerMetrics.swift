@@ -2,8 +2,9 @@ import Foundation
 import Metrics
 import Synchronization
 
-/// The server's metrics, through swift-metrics (the command exports them at `/metrics` for
-/// Prometheus): connections, messages, refusals and the lag from a commit to its fan-out.
+/// The server's metrics, through swift-metrics (the command exports them at `/metrics` on the
+/// metrics listener, for Prometheus): connections, messages, refusals, devices closed as slow
+/// consumers and the lag from a commit to its fan-out.
 final class ServerMetrics: Sendable {
     private let connectionCount = Atomic<Int>(0)
     private let connections = Gauge(label: "defaults_sync_connections")
@@ -11,6 +12,7 @@ final class ServerMetrics: Sendable {
     private let unauthorized = Counter(label: "defaults_sync_unauthorized_total")
     private let refusedRecords = Counter(label: "defaults_sync_refused_records_total")
     private let rateLimited = Counter(label: "defaults_sync_rate_limited_total")
+    private let slowConsumers = Counter(label: "defaults_sync_slow_consumers_total")
     private let broadcastRecords = Counter(label: "defaults_sync_broadcast_records_total")
     private let lag = Metrics.Timer(label: "defaults_sync_fanout_lag")
     private let messageCounters: [String: Counter] = Dictionary(
@@ -31,6 +33,7 @@ final class ServerMetrics: Sendable {
 
     func refusedToken() { unauthorized.increment() }
     func limited() { rateLimited.increment() }
+    func slowConsumer() { slowConsumers.increment() }
     func refused(_ count: Int) { refusedRecords.increment(by: count) }
     func message(_ kind: String) { messageCounters[kind]?.increment() }
 

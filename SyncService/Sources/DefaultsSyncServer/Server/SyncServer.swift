@@ -14,18 +14,26 @@ import UnixSignals
 
 /// The sync service: a stateless instance over one PostgreSQL database; run any number of them.
 ///
-/// Serves the WebSocket of ``SyncProtocol`` at `/v1/sync`, `GET /health` (200 while the database
-/// answers, 503 otherwise) and, when given a metrics page, `GET /metrics`. SIGTERM or SIGINT stop
-/// it gracefully: it stops accepting, closes every WebSocket normally, and exits.
+/// Serves the WebSocket of ``SyncProtocol`` at `/v1/sync` and `GET /health` (200 while the
+/// database answers, 503 otherwise); when given a metrics page and a metrics port, `GET /metrics`
+/// on a listener of its own (loopback by default), never on the devices' port. SIGTERM or SIGINT
+/// stop it gracefully: it stops accepting, closes every WebSocket normally, and exits. It logs its
+/// start (version, address, limits), a refused token (at `notice`, with the user it claimed and the
+/// client's address), a device it closes and why, its drain and its stop.
 public enum SyncServer {
-    /// Runs until SIGTERM or SIGINT; `listening` is told the port once it accepts connections.
+    /// The server's version, as `--version` prints it and its start is logged.
+    public static let version = "1.1.0"
+
+    /// Runs until SIGTERM or SIGINT; `listening` is told the devices' port once it accepts
+    /// connections, and `metricsListening` the metrics listener's.
     public static func run(
         _ configuration: SyncServerConfiguration,
         logger: Logger,
         metricsPage: (@Sendable () -> String)? = nil,
-        listening: @escaping @Sendable (Int) async -> Void = { _ in }
+        listening: @escaping @Sendable (Int) async -> Void = { _ in },
+        metricsListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
-        let tokens = try await AccessTokens(keyFile: configuration.tokenKeyFile)
+        let tokens = try await AccessTokens(keyFiles: configuration.tokenKeyFiles, policy: configuration.tokenPolicy)
         let database = try PostgresURL(configuration.databaseURL)
         let connectionConfiguration = try database.connectionConfiguration()
         try await prepare(database, configuration: connectionConfiguration, logger: logger)
@@ -47,18 +55,16 @@ public enum SyncServer {
                 status: healthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
         }
-        if let metricsPage {
-            router.get("/metrics") { _, _ -> Response in
-                Response(
-                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                    body: ResponseBody(byteBuffer: ByteBuffer(string: metricsPage())))
-            }
-        }
 
         let limits = configuration.limits
         let idle = TimeAmount.milliseconds(
             configuration.idleTimeout.components.seconds * 1000
                 + configuration.idleTimeout.components.attoseconds / 1_000_000_000_000_000)
+        // A device that asks and never reads holds at most `outboxBytes` and one reply; the fan-out
+        // does not wait, so its queue may pass that by one message of the largest size.
+        let outboxBounds = DeviceOutbox.Bounds(
+            bytes: configuration.outboxBytes, hardBytes: configuration.outboxBytes + limits.messageBytes,
+            stall: configuration.slowConsumerTimeout)
         let upgrade = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: HTTP1Channel.Configuration(idleTimeout: idle),
             ws: WebSocketServerConfiguration(
@@ -66,14 +72,17 @@ public enum SyncServer {
         let shouldUpgrade:
             @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
                 WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
-            > = { request, _, logger in
+            > = { request, channel, logger in
                 guard request.path?.split(separator: "?").first.map(String.init) == SyncProtocol.path else {
                     return .dontUpgrade
                 }
+                let address = ClientAddress(channel: channel, request: request)
                 let claims: Result<TokenClaims, AccessTokenError>
+                var token: String?
                 if let header = request.headerFields[.authorization], header.hasPrefix("Bearer ") {
+                    token = String(header.dropFirst("Bearer ".count))
                     do throws(AccessTokenError) {
-                        claims = .success(try await tokens.verify(String(header.dropFirst("Bearer ".count))))
+                        claims = .success(try await tokens.verify(token ?? ""))
                     } catch {
                         claims = .failure(error)
                     }
@@ -81,19 +90,25 @@ public enum SyncServer {
                     claims = .failure(.missing)
                 }
                 // Upgraded even when refused, so that the device reads why in the close frame.
-                return .upgrade([:]) { inbound, outbound, _ in
+                return .upgrade([:]) { [token] inbound, outbound, _ in
+                    // A WebSocket now: the request's deadline is over, the pings and outbox judge it.
+                    await RequestDeadlineHandler.remove(from: channel)
                     switch claims {
                     case .failure(let error):
                         metrics.refusedToken()
-                        logger.info("refused a connection: \(error)")
+                        logger.notice(
+                            "refused a connection from \(address), \(ClaimedIdentity(token: token)): \(escaped(error.description))"
+                        )
                         // Not at once: a close frame that arrives with the upgrade's response can be
                         // missed by a client still setting up (seen with WSClient on a busy machine).
                         try await Task.sleep(for: .milliseconds(100))
-                        try await outbound.close(.policyViolation, reason: error.description)
+                        try await outbound.close(
+                            .policyViolation, reason: DeviceSession.closeFrameReason(error.description))
                     case .success(let claims):
                         let session = DeviceSession(
-                            claims: claims, storage: storage, fanout: fanout, limits: limits, metrics: metrics,
-                            logger: logger)
+                            claims: claims, tokenRefusedFrom: tokens.policy.refusedFrom(claims), storage: storage,
+                            fanout: fanout, limits: limits, outboxBounds: outboxBounds, metrics: metrics,
+                            channel: channel, client: address, logger: logger)
                         try await session.run(inbound: inbound, outbound: outbound)
                     }
                 }
@@ -110,17 +125,77 @@ public enum SyncServer {
                 privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
             server = try .tls(server, tlsConfiguration: tls)
         }
+        var services: [any Service] = [client, fanout]
+        if let metricsPage, let metricsPort = configuration.metricsPort {
+            services.append(
+                metricsListener(
+                    page: metricsPage, host: configuration.metricsHost, port: metricsPort, deadline: idle,
+                    logger: logger, listening: metricsListening))
+        }
         let app = Application(
             router: router,
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "defaults-sync-server"),
-            services: [client, fanout],
+            services: services,
             onServerRunning: { channel in
-                await listening(channel.localAddress?.port ?? configuration.port)
+                let port = channel.localAddress?.port ?? configuration.port
+                logger.notice(
+                    "defaults-sync-server \(version) listening on \(configuration.host):\(port)\(configuration.tlsCertificateFile == nil ? "" : " (TLS)"); \(describe(configuration))"
+                )
+                await listening(port)
             },
             logger: logger)
-        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        // Listed last, so that the signal reaches it first: it logs the drain, then the server
+        // closes its WebSockets.
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: app),
+                    .init(service: DrainLog(metrics: metrics, logger: logger), successTerminationBehavior: .ignore),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        logger.notice("stopped")
+    }
+
+    /// What an instance enforces, for its start's log line.
+    private static func describe(_ configuration: SyncServerConfiguration) -> String {
+        let limits = configuration.limits
+        return "values \(limits.valueBytes) B, namespaces \(limits.namespaceBytes) B and \(limits.namespaceKeys) keys, "
+            + "messages \(limits.messageBytes) B and \(limits.messagesPerSecond)/s, outbox \(configuration.outboxBytes) B, "
+            + "slow consumers closed after \(configuration.slowConsumerTimeout.components.seconds) s, "
+            + "requests within \(configuration.idleTimeout.components.seconds) s, "
+            + "\(configuration.databaseConnections) database connections"
+    }
+
+    /// `GET /metrics` alone, on an address of its own.
+    private static func metricsListener(
+        page: @escaping @Sendable () -> String, host: String, port: Int, deadline: TimeAmount, logger: Logger,
+        listening: @escaping @Sendable (Int) async -> Void
+    ) -> some Service {
+        let router = Router()
+        router.get("/metrics") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: page())))
+        }
+        return Application(
+            router: router,
+            server: HTTPServerBuilder { responder in
+                RequestDeadlineChannel(
+                    inner: HTTP1Channel(
+                        responder: responder, configuration: HTTP1Channel.Configuration(idleTimeout: deadline)),
+                    deadline: deadline)
+            },
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "defaults-sync-server-metrics"),
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                logger.notice("metrics on http://\(host):\(bound)/metrics")
+                await listening(bound)
+            },
+            logger: logger)
     }
 
     /// Migrates the schema, and warns when row-level security cannot hold the server's role.
@@ -140,6 +215,7 @@ public enum SyncServer {
                 "\(database.user) is a superuser or has BYPASSRLS: row-level security does not hold it; connect as an ordinary role"
             )
         }
+        try await ServiceSchema.warnOfOtherRoles(connection, logger: logger)
     }
 
     /// Whether the database answers within two seconds.
@@ -163,4 +239,16 @@ public enum SyncServer {
         }
     }
 }
-        try await ServiceSchema.warnOfOtherRoles(connection, logger: logger)
+
+/// Logs the start of a graceful stop (SIGTERM or SIGINT) with the connections it closes: the
+/// first service the signal reaches, before the server drains.
+private struct DrainLog: Service {
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    func run() async throws {
+        // Throws only when cancelled: then there is no drain to log.
+        try await gracefulShutdown()
+        logger.notice("stopping (SIGTERM or SIGINT): draining \(metrics.currentConnections) connection(s)")
+    }
+}
