@@ -11,7 +11,7 @@ import WSClient
 final class ServiceConnection: DefaultsSyncStore {
     let description: String
     private let url: String
-    private let token: String
+    private let tokens: TokenSource
     private let options: SyncServiceStore.Options
     private let logger: Logger
 
@@ -33,9 +33,13 @@ final class ServiceConnection: DefaultsSyncStore {
     /// Most records in one push.
     private static let pushBatch = 1_000
 
-    init(url: String, token: String, description: String, options: SyncServiceStore.Options) {
+    init(
+        url: String, user: String, namespace: String, tokenProvider: @escaping SyncServiceStore.TokenProvider,
+        description: String, options: SyncServiceStore.Options
+    ) {
         self.url = url
-        self.token = token
+        self.tokens = TokenSource(
+            user: user, namespace: namespace, provider: tokenProvider, timeout: options.responseTimeout)
         self.description = description
         self.options = options
         var logger = Logger(label: "swift-defaults.sync-service")
@@ -48,20 +52,31 @@ final class ServiceConnection: DefaultsSyncStore {
     func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async {
         let (shortest, longest) = (options.reconnectDelays.lowerBound, options.reconnectDelays.upperBound)
         var delay = shortest
+        // The token the server refused last (or closed the connection of, as it expired).
+        var refusedToken: String?
         while !Task.isCancelled {
             let started = ContinuousClock.now
+            var token: String?
             var refused = false
             do {
-                try await connect(reporting: report)
+                // Asked before every connection: after a refusal or an expiry, that is the renewal.
+                let fresh = try await tokens.fresh()
+                token = fresh
+                try await connect(token: fresh, reporting: report)
             } catch {
                 guard !Task.isCancelled else { break }
                 if case SyncServiceError.unauthorized = error { refused = true }
                 await report(.disconnected(error))
             }
             guard !Task.isCancelled else { break }
-            // A connection that lasted starts the back-off over; a refused token waits longest.
+            // A connection that lasted starts the back-off over, so a token that expired after
+            // serving a while is renewed at once; refused tokens back off as any failure does,
+            // and the very token refused last, given again, waits longest: only a new one helps.
             delay = started.duration(to: .now) > .seconds(10) ? shortest : delay
-            if refused { delay = longest }
+            if refused {
+                if token == refusedToken { delay = longest }
+                refusedToken = token
+            }
             // Jitter, so that devices losing one server do not all come back at once.
             try? await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
             delay = min(delay * 2, longest)
@@ -69,7 +84,7 @@ final class ServiceConnection: DefaultsSyncStore {
     }
 
     /// Connects and reads until the connection ends; then throws why.
-    private func connect(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async throws {
+    private func connect(token: String, reporting report: @escaping @Sendable (SyncEvent) async -> Void) async throws {
         var headers = HTTPFields()
         headers[.authorization] = "Bearer \(token)"
         let configuration = WebSocketClientConfiguration(
@@ -107,10 +122,24 @@ final class ServiceConnection: DefaultsSyncStore {
             ended(because: SyncServiceError.closed(code: nil, reason: nil))
             sink.finish()
             try await group.waitForAll()
-            if let close, close.closeCode == .policyViolation {
-                throw SyncServiceError.unauthorized(reason: close.reason ?? "no reason given")
-            }
-            throw SyncServiceError.closed(code: close.map { "\($0.closeCode)" }, reason: close?.reason)
+            throw why(close)
+        }
+    }
+
+    /// Why the server closed the connection: a token to renew, or a connection to make again.
+    private func why(_ close: WebSocketCloseFrame?) -> SyncServiceError {
+        let closed = SyncServiceError.closed(code: close.map { "\($0.closeCode)" }, reason: close?.reason)
+        switch SyncCloseReason(closeReason: close?.reason) {
+        case .tokenExpired, .tokenRevoked:
+            return .unauthorized(reason: close?.reason ?? "no reason given")
+        case .slowConsumer, .tooManyConnections:
+            // The server's side of a device that reads too slowly, or of too many devices: worth
+            // an operator's look, which a reconnection would otherwise hide.
+            logger.warning("\(closed); reconnecting", metadata: ["store": "\(description)"])
+            return closed
+        case nil:
+            guard let close, close.closeCode == .policyViolation else { return closed }
+            return .unauthorized(reason: close.reason ?? "no reason given")
         }
     }
 
@@ -212,6 +241,8 @@ final class ServiceConnection: DefaultsSyncStore {
 
     // MARK: Records
 
+    /// Every key's version, a page at a time: a namespace's can be more than one message should
+    /// hold. A server older than paging answers with all of them at once, and no `more`.
     func timestamps() async throws -> [String: SyncTimestamp] {
         var timestamps: [String: SyncTimestamp] = [:]
         var afterKey: String?
@@ -229,6 +260,9 @@ final class ServiceConnection: DefaultsSyncStore {
         }
         return timestamps
     }
+
+    /// The most stamps asked for in one message.
+    static let stampsPageSize = 500
 
     func records(forKeys keys: [String]) async throws -> [SyncRecord] {
         var records: [SyncRecord] = []
@@ -250,8 +284,6 @@ final class ServiceConnection: DefaultsSyncStore {
                 // The numbers went back: a new or restored database. The library catches up in full.
                 position.withLock { $0 = latest }
                 return nil
-    /// Every key's version, a page at a time: a namespace's can be more than one message should
-    /// hold. A server older than paging answers with all of them at once, and no `more`.
             }
             let page = reply.records ?? []
             changes += page.map(\.syncRecord)
@@ -261,9 +293,6 @@ final class ServiceConnection: DefaultsSyncStore {
             }
             guard reply.more == true, !page.isEmpty else { return changes }
         }
-    /// The most stamps asked for in one message.
-    static let stampsPageSize = 500
-
     }
 
     func push(_ records: [SyncRecord]) async throws {

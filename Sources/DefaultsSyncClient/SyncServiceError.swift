@@ -6,9 +6,15 @@ public enum SyncServiceError: Error, Sendable, Equatable, CustomStringConvertibl
     case invalidURL(String)
     /// The token is not a JWT naming a user and a namespace.
     case invalidToken
-    /// The server refused the token (expired, signed with another key, or malformed); the store
-    /// keeps retrying slowly, but only a new token helps.
+    /// The server refused the token (expired, revoked, signed with another key, or malformed), or
+    /// closed the connection when it expired: the store asks its token provider for a new one and
+    /// connects again, more slowly each time the new one is refused too.
     case unauthorized(reason: String)
+    /// The token provider gave a token for another user or namespace than the store's.
+    case tokenMismatch(user: String, namespace: String)
+    /// The token provider threw, or gave no token within the response timeout; the store asks
+    /// again, more slowly each time.
+    case tokenProviderFailed(String)
     /// The connection closed; the store reconnects by itself.
     case closed(code: String?, reason: String?)
     /// Not connected right now; the library tries again once connected.
@@ -23,6 +29,9 @@ public enum SyncServiceError: Error, Sendable, Equatable, CustomStringConvertibl
         case .invalidURL(let url): "The sync service URL \"\(url)\" is not ws://host:port or wss://host"
         case .invalidToken: "The sync service token is not a JWT naming a user (sub) and a namespace (ns)"
         case .unauthorized(let reason): "The sync service refused the token: \(reason)"
+        case .tokenMismatch(let user, let namespace):
+            "The token provider gave a token for user \(user), namespace \(namespace), not this store's"
+        case .tokenProviderFailed(let reason): "The token provider gave no token: \(reason)"
         case .closed(let code, let reason):
             "The sync service closed the connection" + (code.map { " (\($0))" } ?? "")
                 + (reason.map { ": \($0)" } ?? "")

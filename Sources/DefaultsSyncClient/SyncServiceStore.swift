@@ -15,7 +15,8 @@ import NIOSSL
 /// ```
 ///
 /// - The token (from your sign-in service, or `defaults-sync-server token`) names the user and the
-///   namespace; the server reads and writes nothing else for this device.
+///   namespace; the server reads and writes nothing else for this device. Give a token provider
+///   and the store renews tokens as they expire.
 /// - Reconnects with back-off and jitter; after each reconnection fetches only the changes the
 ///   server numbered after the last one this device saw. Pushes and fetches in batches.
 /// - With a `passphrase`, values are sealed and key names hashed on the device
@@ -44,9 +45,14 @@ public final class SyncServiceStore: DefaultsSyncStore {
         public init() {}
     }
 
+    /// Fetches a token for the store's user and namespace, fresh from the app's sign-in service.
+    public typealias TokenProvider = @Sendable () async throws -> String
+
     /// Connects to the service at `url` with `token`; with a `passphrase`, end to end encrypted.
     ///
-    /// Nothing connects until the store is given to `Defaults.iCloud.use(_:)`.
+    /// Nothing connects until the store is given to `Defaults.iCloud.use(_:)`. Once the token
+    /// expires the device stops syncing: to renew tokens, give a token provider instead
+    /// (``init(url:user:namespace:passphrase:options:tokenProvider:)``).
     ///
     /// - Parameters:
     ///   - url: `wss://host[:port]` (TLS) or `ws://host:port` (a server on loopback or a private
@@ -57,27 +63,67 @@ public final class SyncServiceStore: DefaultsSyncStore {
     ///   - options: Reconnection, timeouts and TLS.
     /// - Throws: ``SyncServiceError`` for a URL or token that cannot be used, `EndToEndError` for an
     ///   empty passphrase.
-    public init(url: String, token: String, passphrase: String? = nil, options: Options = Options()) throws {
+    public convenience init(url: String, token: String, passphrase: String? = nil, options: Options = Options()) throws
+    {
+        guard let claims = TokenClaims(unverifiedToken: token) else { throw SyncServiceError.invalidToken }
+        try self.init(
+            url: url, user: claims.user, namespace: claims.namespace, passphrase: passphrase, options: options,
+            tokenProvider: { token })
+    }
+
+    /// Connects to the service at `url` as `user` in `namespace`, with the tokens `tokenProvider`
+    /// fetches; with a `passphrase`, end to end encrypted.
+    ///
+    /// The store asks the provider for a token before each connection, and again at once when
+    /// the server closes the connection because the token expired or was revoked, or refuses it
+    /// (waiting longer each time the next one is refused too). Tokens short-lived enough that a
+    /// leaked one soon stops working thus cost the app only a call now and then:
+    ///
+    /// ```swift
+    /// let store = try SyncServiceStore(
+    ///     url: "wss://sync.example.com", user: account.id, namespace: "com.example.app"
+    /// ) {
+    ///     try await account.freshSyncToken()  // from your sign-in service
+    /// }
+    /// ```
+    ///
+    /// Nothing connects until the store is given to `Defaults.iCloud.use(_:)`.
+    ///
+    /// - Parameters:
+    ///   - url: `wss://host[:port]` (TLS) or `ws://host:port` (a server on loopback or a private
+    ///     network).
+    ///   - user: The user every token names (`sub`).
+    ///   - namespace: The namespace every token names (`ns`); a token for another user or namespace
+    ///     is not used (``SyncServiceError/tokenMismatch(user:namespace:)``).
+    ///   - passphrase: The secret every machine of the user shares, for end-to-end encryption;
+    ///     never sent anywhere.
+    ///   - options: Reconnection, timeouts and TLS; the provider has ``Options/responseTimeout``
+    ///     to answer.
+    ///   - tokenProvider: Fetches a fresh token, for example from your sign-in service.
+    /// - Throws: ``SyncServiceError`` for a URL that cannot be used, `EndToEndError` for an empty
+    ///   passphrase.
+    public init(
+        url: String, user: String, namespace: String, passphrase: String? = nil, options: Options = Options(),
+        tokenProvider: @escaping TokenProvider
+    ) throws {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "ws" || scheme == "wss", components.host?.isEmpty == false
         else { throw SyncServiceError.invalidURL(url) }
-        guard let claims = TokenClaims(unverifiedToken: token) else { throw SyncServiceError.invalidToken }
         var endpoint = components
         endpoint.path = SyncProtocol.path
         endpoint.query = nil
         endpoint.user = nil
         endpoint.password = nil
         guard let address = endpoint.string else { throw SyncServiceError.invalidURL(url) }
-        user = claims.user
-        namespace = claims.namespace
+        self.user = user
+        self.namespace = namespace
         let place = "\(scheme)://\(components.host ?? "")\(components.port.map { ":\($0)" } ?? "")"
         let connection = ServiceConnection(
-            url: address, token: token, description: "\(place) (user \(claims.user), namespace \(claims.namespace))",
-            options: options)
+            url: address, user: user, namespace: namespace, tokenProvider: tokenProvider,
+            description: "\(place) (user \(user), namespace \(namespace))", options: options)
         if let passphrase {
             // Salted with the user and the namespace: two users with one passphrase share no key.
-            store = try EncryptedSyncStore(
-                connection, passphrase: passphrase, namespace: "\(claims.user)\n\(claims.namespace)")
+            store = try EncryptedSyncStore(connection, passphrase: passphrase, namespace: "\(user)\n\(namespace)")
         } else {
             store = connection
         }

@@ -3,15 +3,18 @@
 //
 // Arguments: [--namespace NS] [--keys a,b] [--clock-offset SECONDS] [--fast-reconnect]
 // [--passphrase P]
-// [--token T]
+// [--token T | --token-file FILE]
 // (--fast-reconnect: short reconnect delays, a liveness check every second, 10 s to answer;
 // --passphrase: end-to-end encrypted through `EncryptedSyncStore`)
 // Environment: DEFAULTS_SYNC_URL (no store when unset or empty): postgres://… for a
-// `PostgresSyncStore`, ws://… for a `SyncServiceStore` with the token of --token.
+// `PostgresSyncStore`, ws://… for a `SyncServiceStore` with the token of --token, or with a token
+// provider that reads FILE each time it is asked (its user and namespace: those of the token FILE
+// holds at start).
 //
 // Commands, one per line; each answers one line (`ok`, `value KEY VALUE`, `error MESSAGE`, ...):
 //   set KEY VALUE | big KEY BYTES | reset KEY | get KEY | flush | wait | status | quit
 //   wait-at-most SECONDS  waits for sync at most that long; answers with the status it returns
+//   tokens        answers `tokens N`: how many times the token provider of --token-file was asked
 //   fill PREFIX COUNT VALUE   declares the keys PREFIX-0 … PREFIX-(COUNT-1) now (after connecting,
 //                 as lazy `static let` keys are) and sets each to VALUE-<i>
 //   count PREFIX COUNT VALUE  declares those keys if needed; answers `count N`, how many read VALUE-<i>
@@ -26,6 +29,7 @@ import DefaultsPostgres
 import DefaultsSyncClient
 import DefaultsSyncEncryption
 import Foundation
+import Synchronization
 
 func reply(_ line: String) {
     // One write per line, so that lines from observer threads never interleave.
@@ -43,6 +47,8 @@ while let argument = arguments.popFirst() {
 }
 
 let suite = FileSuite(name: "sync-helper")
+/// How many times the token provider was asked.
+let tokensAsked = Mutex(0)
 nonisolated(unsafe) var keys: [String: Defaults.Key<String?>] = [:]
 
 func key(_ name: String) -> Defaults.Key<String?> {
@@ -66,8 +72,23 @@ if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEm
             service.reconnectDelays = reconnectDelays
             service.responseTimeout = isFast ? .seconds(10) : .seconds(30)
             service.pingInterval = isFast ? .seconds(1) : .seconds(30)
-            store = try SyncServiceStore(
-                url: url, token: options["--token"] ?? "", passphrase: options["--passphrase"], options: service)
+            if let file = options["--token-file"] {
+                let first = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+                // The user and the namespace the first token names, as the app knows them.
+                let account = try SyncServiceStore(url: url, token: first)
+                store = try SyncServiceStore(
+                    url: url, user: account.user, namespace: account.namespace, passphrase: options["--passphrase"],
+                    options: service
+                ) {
+                    tokensAsked.withLock { $0 += 1 }
+                    return try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(
+                        in: .whitespacesAndNewlines)
+                }
+            } else {
+                store = try SyncServiceStore(
+                    url: url, token: options["--token"] ?? "", passphrase: options["--passphrase"], options: service)
+            }
         } else {
             store = try PostgresSyncStore(
                 configuration: PostgresSyncStore.configuration(url: url),
@@ -143,6 +164,8 @@ while let line = readLine() {
     case ("wait", 1):
         await Defaults.iCloud.waitForSyncCompletion()
         reply("ok")
+    case ("tokens", 1):
+        reply("tokens \(tokensAsked.withLock { $0 })")
     case ("status", 1):
         reply(describe(Defaults.iCloud.status))
     case ("wait-at-most", 2):

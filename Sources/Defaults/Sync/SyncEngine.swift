@@ -398,7 +398,9 @@ final class SyncEngine: Sendable {
                     return state.lastError != message
                 }
                 if isNew {
-                    Defaults.logger.error(
+                    // A warning: the store reconnects by itself (a failover is routine); the status
+                    // keeps the reason for as long as it lasts.
+                    Defaults.logger.warning(
                         "iCloud keys are not syncing: \(message); retrying",
                         metadata: ["store": "\(store.description)"])
                 }

@@ -13,7 +13,8 @@ final class SyncProcess: Sendable {
     static let helperPath = builtExecutable("DefaultsSyncTestHelper")
 
     /// Starts a machine syncing through `url` (none when `nil`; `ws://…` for the sync service, with
-    /// `token`) and waits until it is ready.
+    /// `token`, or with a token provider reading `tokenFile` each time it is asked) and waits until
+    /// it is ready.
     init(
         configDirectory: URL,
         url: String?,
@@ -22,14 +23,16 @@ final class SyncProcess: Sendable {
         clockOffset: Double = 0,
         debug: Bool = false,
         passphrase: String? = nil,
-        token: String? = nil
+        token: String? = nil,
+        tokenFile: String? = nil
     ) async throws {
         child = try ChildProcess(
             Self.helperPath,
             [
                 "--namespace", namespace, "--clock-offset", "\(clockOffset)", "--fast-reconnect",
                 "--keys", keys.joined(separator: ","),
-            ] + (passphrase.map { ["--passphrase", $0] } ?? []) + (token.map { ["--token", $0] } ?? []),
+            ] + (passphrase.map { ["--passphrase", $0] } ?? []) + (token.map { ["--token", $0] } ?? [])
+                + (tokenFile.map { ["--token-file", $0] } ?? []),
             environment: ["XDG_CONFIG_HOME": configDirectory.path, "DEFAULTS_SYNC_URL": url ?? ""].merging(
                 debug ? ["DEFAULTS_SYNC_DEBUG": "1"] : [:], uniquingKeysWith: { $1 }),
             input: .pipe)
