@@ -26,6 +26,8 @@ struct TokenTests {
             (#""exp":-9223372036854775809"#, "exp is not a time"),
             (#""exp":-1"#, "exp is not a time"),
             (#""exp":1e308"#, "exp is not a time"),
+            // Beyond a Double: refused, whichever reading gives up first.
+            (#""exp":1e400"#, "the token is not a JWT"),
             (#""exp":"1e19""#, "exp is not a number"),
             (#""exp":null"#, "exp is not a number"),
             (#""exp":\#(now + 600),"nbf":-1e19"#, "nbf is not a time"),
