@@ -75,7 +75,7 @@ public final class InMemorySyncServer: Sendable {
         state.withLock { $0.latestNumber }
     }
 
-    /// Keys the server refuses, each with the reason a push's ``SyncRecordsRefused`` gives: a push
+    /// Keys the server refuses, each with the reason a push's `SyncRecordsRefused` gives: a push
     /// stores every other record and throws it naming these, as a server refuses a name too
     /// long for its index. Empty unless set.
     public var refusedKeys: [String: String] {
