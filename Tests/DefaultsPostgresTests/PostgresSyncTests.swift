@@ -275,7 +275,7 @@ struct PostgresSyncTests {
         try await b.waitForSync()
 
         let rows = try storedRows(cluster)
-        #expect(rows.count == 3, "two keys and the check record: \(rows)")
+        #expect(rows.count == 4, "two keys, the check record and the namespace head: \(rows)")
         let dump = rows.joined(separator: "\n")
         for clear in ["account-email", "favorite-color", "ada@example.com", "vermilion"] {
             #expect(!dump.contains(clear) && !dump.contains(Self.hex(clear)), "\(clear) is in the database")
