@@ -1,6 +1,6 @@
 // P8: syncing through PostgreSQL, between real processes on this machine.
 //
-//   swift run -c release SyncLatency [P8] [P10] [P11]   (the sections named, or all)
+//   swift run -c release SyncLatency [P8] [P10] [P11] [P14]   (the sections named, or all)
 //
 // - Latency: a write in process A, seen by a `Defaults.observe` handler in process B; p50 and
 //   p99 over 500 changes (after 20 warm-up ones), one change at a time. Target: p99 <= 50 ms.
@@ -19,6 +19,10 @@
 //   connection. 249 users' devices are bare `SyncServiceStore`s (4 processes of 249, timed at the
 //   store's report: a process holds one `Defaults.iCloud`); the last user's four are whole
 //   programs, 4 more processes, timed at their `Defaults.observe` handlers.
+// - P14: P11 again, beside 100 devices on the first instance that ask for a 700 KB value again
+//   and again and never read: that instance's resident memory grows by at most 2 MB per such
+//   device (it closes them as slow consumers; they connect again), and the ordinary devices' p99
+//   stays <= 50 ms.
 //
 // Uses the server in $DEFAULTS_SYNC_URL, or starts a throwaway one with
 // ../Tests/postgres-cluster.sh (Debian's postgresql package). Each process has its own
@@ -163,35 +167,51 @@ if wanted("P10") {
 
 // P11: 249 users' devices as bare stores, 4 processes of 249 connections, and one more user's
 // four devices as whole programs whose observers are timed (the witness).
-if wanted("P11") {
-    let users = 250
-    let devicesPerUser = 4
-    let seconds = 30
-    let storeUsers = users - 1
-    let tokens = try service.tokens(for: (0..<users).map { "p11-user-\($0)" }, namespace: namespace)
+/// What P11's devices received, how fast, and what they cost the servers.
+struct OrdinaryRun {
+    var connections = 0
+    var expected = 0
+    var received = 0
+    var duplicated = 0
+    var all: (p50: Double, p99: Double, max: Double) = (.nan, .nan, .nan)
+    var observed: (p50: Double, p99: Double, max: Double) = (.nan, .nan, .nan)
+    var memoryPerConnection = Double.nan
+    var complete = false
+}
+let p11Users = 250
+let p11DevicesPerUser = 4
+let p11Seconds = 30
+
+/// P11's 1,000 device connections, users named `prefix-N`, each user writing once a second for
+/// 30 s; `whileConnected` runs once they are all connected, before the writes start.
+@MainActor func ordinaryDevices(users prefix: String, whileConnected: () throws -> Void = {}) throws -> OrdinaryRun {
+    var run = OrdinaryRun()
+    let storeUsers = p11Users - 1
+    let tokens = try service.tokens(for: (0..<p11Users).map { "\(prefix)-\($0)" }, namespace: namespace)
     let tokenFile = FileManager.default.temporaryDirectory.appendingPathComponent("p11-\(UUID().uuidString).tokens")
     try tokens.prefix(storeUsers).joined(separator: "\n").write(to: tokenFile, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(at: tokenFile) }
     setenv("P11_URLS", service.urls.joined(separator: ","), 1)
     setenv("P11_TOKENS", tokenFile.path, 1)
     let memoryBefore = service.residentBytes().reduce(0, +)
-    let stores = try (0..<devicesPerUser).map { slot in
+    let stores = try (0..<p11DevicesPerUser).map { slot in
         try Peer(
             role: "p11", url: "", namespace: namespace,
-            arguments: ["\(slot)", "\(devicesPerUser)", "\(storeUsers)", "\(seconds)"])
+            arguments: ["\(slot)", "\(p11DevicesPerUser)", "\(storeUsers)", "\(p11Seconds)"])
     }
-    let witnesses = try (0..<devicesPerUser).map { slot in
+    let witnesses = try (0..<p11DevicesPerUser).map { slot in
         try Peer(
             role: "witness", url: service.urls[slot % service.urls.count], namespace: namespace,
             token: tokens[storeUsers],
-            arguments: ["\(slot)", "\(devicesPerUser)", "\(seconds)"])
+            arguments: ["\(slot)", "\(p11DevicesPerUser)", "\(p11Seconds)"])
     }
-    var connections = 0
     for peer in stores + witnesses {
         let line = try peer.next(timeout: 300) { $0.hasPrefix("connected ") || $0.hasPrefix("error") }
-        connections += Int(line.split(separator: " ").last ?? "") ?? 0
+        run.connections += Int(line.split(separator: " ").last ?? "") ?? 0
     }
-    let memoryPerConnection = Double(service.residentBytes().reduce(0, +) - memoryBefore) / Double(max(1, connections))
+    run.memoryPerConnection =
+        Double(service.residentBytes().reduce(0, +) - memoryBefore) / Double(max(1, run.connections))
+    try whileConnected()
     let start = Date().timeIntervalSince1970 + 2
     for peer in stores + witnesses {
         peer.send("go \(start)")
@@ -200,7 +220,7 @@ if wanted("P11") {
     func results(of peers: [Peer]) throws -> (expected: Int, received: Int, duplicated: Int, latencies: [Double]) {
         var total = (expected: 0, received: 0, duplicated: 0, latencies: [Double]())
         for peer in peers {
-            let result = try peer.next(timeout: Double(seconds) + 120) { $0.hasPrefix("result ") }
+            let result = try peer.next(timeout: Double(p11Seconds) + 120) { $0.hasPrefix("result ") }
             let counts = result.split(separator: " ").dropFirst().compactMap { Int($0) }
             total.expected += counts[0]
             total.received += counts[1]
@@ -213,18 +233,72 @@ if wanted("P11") {
     }
     let bare = try results(of: stores)
     let witnessed = try results(of: witnesses)
-    let (all, observed) = (percentiles(bare.latencies + witnessed.latencies), percentiles(witnessed.latencies))
-    let complete = [bare, witnessed].allSatisfy { $0.received == $0.expected && $0.duplicated == 0 }
-    let met = all.p99 <= 50 && observed.p99 <= 50 && complete && connections == users * devicesPerUser
+    (run.all, run.observed) = (percentiles(bare.latencies + witnessed.latencies), percentiles(witnessed.latencies))
+    run.expected = bare.expected + witnessed.expected
+    run.received = bare.received + witnessed.received
+    run.duplicated = bare.duplicated + witnessed.duplicated
+    run.complete = [bare, witnessed].allSatisfy { $0.received == $0.expected && $0.duplicated == 0 }
+    return run
+}
+
+if wanted("P11") {
+    let run = try ordinaryDevices(users: "p11-user")
+    let met =
+        run.all.p99 <= 50 && run.observed.p99 <= 50 && run.complete && run.connections == p11Users * p11DevicesPerUser
     print(
-        "P11 \(connections) device connections (\(users) users x \(devicesPerUser)) over 2 instances, one write a second "
-            + "per user for \(seconds) s: \(bare.received + witnessed.received) of \(bare.expected + witnessed.expected) "
-            + "deliveries, \(bare.duplicated + witnessed.duplicated) duplicated; "
-            + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", all.p50, all.p99, all.max)
+        "P11 \(run.connections) device connections (\(p11Users) users x \(p11DevicesPerUser)) over 2 instances, one write a second "
+            + "per user for \(p11Seconds) s: \(run.received) of \(run.expected) deliveries, \(run.duplicated) duplicated; "
+            + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", run.all.p50, run.all.p99, run.all.max)
             + String(
-                format: "; the witness user's observers (whole programs): p50 %.2f ms, p99 %.2f ms", observed.p50,
-                observed.p99)
-            + String(format: "; server memory %.1f KB per connection", memoryPerConnection / 1024)
+                format: "; the witness user's observers (whole programs): p50 %.2f ms, p99 %.2f ms", run.observed.p50,
+                run.observed.p99)
+            + String(format: "; server memory %.1f KB per connection", run.memoryPerConnection / 1024)
             + " (target p99 <= 50 ms, none lost or duplicated: \(met ? "met" : "NOT met"))")
     fflush(nil)
+}
+
+// P14: P11 again, beside 100 devices on the first instance that ask for a 700 KB value again
+// and again and never read (4 users x 25 devices, under the connections per user; the server
+// closes each as a slow consumer, and each connects again and asks again, for the whole run).
+// Their cost is the first instance's growth beyond the second's, which serves as many ordinary
+// devices and no slow one.
+if wanted("P14") {
+    let slowUsers = 4
+    let devicesPerSlowUser = 25
+    let slowTokens = try service.tokens(for: (0..<slowUsers).map { "p14-slow-\($0)" }, namespace: namespace)
+    let port = service.instances[0].port
+    for token in slowTokens {
+        try SlowDevices.storeValue(port: port, token: token, bytes: 700_000)
+    }
+    let servers = service.instances.map(\.process.processIdentifier)
+    // The target: 100 devices. Then, for the record, the same devices connecting again each time
+    // the server closes them.
+    for reconnecting in [false, true] {
+        var baseline: [Int] = []
+        var slow: SlowDevices?
+        let run = try ordinaryDevices(users: "p14-\(reconnecting ? "again" : "user")") {
+            baseline = servers.map(SlowDevices.residentBytes(of:))
+            slow = SlowDevices(
+                port: port, tokens: slowTokens.flatMap { Array(repeating: $0, count: devicesPerSlowUser) },
+                requests: 50, reconnecting: reconnecting, servers: servers)
+        }
+        slow?.stop()
+        let devices = slowUsers * devicesPerSlowUser
+        let growths = zip(slow?.peakResidentBytes ?? [], baseline).map { Double($0 - $1) }
+        let growth = (growths.first ?? .nan) - (growths.last ?? .nan)
+        let perDevice = growth / Double(devices)
+        let met = perDevice <= 2 * 1_048_576 && run.all.p99 <= 50 && run.complete
+        print(
+            "P14\(reconnecting ? " (connecting again when closed, not a target)" : "") \(devices) devices asking for "
+                + "700 KB values and never reading, on one instance, beside \(run.connections) ordinary connections: "
+                + String(
+                    format:
+                        "the instance's resident memory grew by %.1f MB at most, %.1f MB more than the other's (%.2f MB per device)",
+                    (growths.first ?? .nan) / 1_048_576, growth / 1_048_576, perDevice / 1_048_576)
+                + ", \(slow?.closedByServer ?? 0) closed as slow consumers; the ordinary devices: \(run.received) of "
+                + "\(run.expected) deliveries, "
+                + String(format: "p50 %.2f ms, p99 %.2f ms", run.all.p50, run.all.p99)
+                + (reconnecting ? "" : " (target <= 2 MB per device and p99 <= 50 ms: \(met ? "met" : "NOT met"))"))
+        fflush(nil)
+    }
 }

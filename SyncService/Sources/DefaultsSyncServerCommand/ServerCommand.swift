@@ -61,7 +61,7 @@ struct Serve: AsyncParsableCommand {
     var pingInterval: String?
     @Option(help: "Seconds a connection has to complete its request (the upgrade); then it is closed (default 30).")
     var idleTimeout: String?
-    @Option(help: "Bytes waiting for one device past which its messages are not read (default 1048576).")
+    @Option(help: "Bytes waiting for one device past which its messages are not read (default 524288).")
     var maxOutboxBytes: String?
     @Option(help: "Seconds a device may take nothing sent to it; then it is closed as a slow consumer (default 10).")
     var slowConsumerTimeout: String?
@@ -125,6 +125,15 @@ struct Serve: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: levelName) else {
             throw ValidationError("--log-level: \"\(levelName)\" is not a log level")
         }
+        #if canImport(Glibc)
+        // Buffers of 128 KB and more (a large value, a reply) are mapped and given back when
+        // freed, not kept in glibc's arenas: otherwise the threshold grows to the largest one
+        // freed, and the memory of many devices' replies stays resident long after they went.
+        // (mallopt is not in Swift's Glibc module; M_MMAP_THRESHOLD is -3 in malloc.h.)
+        if let mallopt = dlsym(nil, "mallopt") {
+            _ = unsafeBitCast(mallopt, to: (@convention(c) (Int32, Int32) -> Int32).self)(-3, 128 * 1024)
+        }
+        #endif
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "defaults-sync-server")
         logger.logLevel = level

@@ -87,7 +87,7 @@ struct OperatorTests {
         #expect(closed.code == .normalClosure)
         let lines = server.log.split(separator: "\n")
         let start = lines.first { $0.contains("defaults-sync-server \(SyncServer.version) listening on") }
-        #expect(start?.contains(" notice ") == true && start?.contains("outbox 1048576 B") == true, "\(server.log)")
+        #expect(start?.contains(" notice ") == true && start?.contains("outbox 524288 B") == true, "\(server.log)")
         #expect(lines.contains { $0.contains(" notice ") && $0.contains("draining 1 connection(s)") }, "\(server.log)")
         #expect(lines.contains { $0.contains(" notice ") && $0.hasSuffix("stopped") }, "\(server.log)")
     }
@@ -122,6 +122,26 @@ struct OperatorTests {
         let refused = try ChildProcess.run(SyncServerProcess.executable, arguments, timeout: .seconds(60))
         #expect(refused.status != 0)
         #expect(refused.error.contains("chmod 600"), "\(refused.error)")
+    }
+
+    @Test func aURLWithoutAPasswordTakesItFromLibpqsPasswordFile() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let passFile = directory.url.appendingPathComponent("pgpass").path
+        _ = FileManager.default.createFile(
+            atPath: passFile,
+            contents: Data(
+                "# host:port:database:user:password\nelsewhere:*:*:*:wrong\n127.0.0.1:\(cluster.port):*:defaults:\(PostgresCluster.password)\n"
+                    .utf8),
+            attributes: [.posixPermissions: 0o600])
+        let url = cluster.url.replacingOccurrences(of: ":\(PostgresCluster.password)@", with: "@")
+        let server = try ChildProcess(
+            SyncServerProcess.executable, ["serve", "--port", "0", "--token-key-file", key.path],
+            environment: ["DEFAULTS_SYNC_DATABASE_URL": url, "PGPASSFILE": passFile])
+        _ = try await server.line(timeout: .seconds(60)) { $0.hasPrefix("listening on ") }
+        server.signal(SIGTERM)
+        #expect(try await server.wait(timeout: .seconds(30)) == .exited(0))
     }
 
     /// The status code and body of a GET, through curl.

@@ -18,7 +18,7 @@ struct SlowConsumerTests {
         let key = try await TokenKey(in: directory)
         let server = try await SyncServerProcess(
             database: cluster.url, keyFile: key.path,
-            options: ["--max-outbox-bytes", "1048576", "--slow-consumer-timeout", "3", "--rate-limit", "1000"])
+            options: ["--slow-consumer-timeout", "3", "--rate-limit", "1000"])
         let slowToken = try await key.token(user: "slow-consumer")
         let ordinaryToken = try await key.token(user: "slow-consumer-neighbour")
         let big = Data((0..<Self.valueBytes).map { UInt8(truncatingIfNeeded: $0 * 7 + $0 >> 8) })
@@ -60,9 +60,9 @@ struct SlowConsumerTests {
             return server.log.contains("slow consumer") && server.log.contains(#"user "slow-consumer""#)
         }
         let growth = peak - baseline
-        // The documented bound for one device is the outbox (1 MB) and one reply (about 1 MB) and
-        // 128 KB in NIO; the rest is room for the allocator's arenas, far under the 190 MB that
-        // 200 queued replies take.
+        // The documented bound for one device is the outbox (512 KB), one reply (about 1 MB) and
+        // 128 KB in NIO; the rest is room for the allocator, far under the 190 MB that 200 queued
+        // replies take.
         #expect(growth < 24 << 20, "the server grew by \(growth >> 20) MB for one device that never reads")
         let line = server.log.split(separator: "\n").first { $0.contains("slow consumer") } ?? ""
         #expect(line.contains("notice") && line.contains("127.0.0.1"), "\(line)")

@@ -17,8 +17,8 @@ struct DeviceSession {
     let limits: ServiceLimits
     let outboxBounds: DeviceOutbox.Bounds
     let metrics: ServerMetrics
-    /// The connection, closed outright when a close frame cannot be written (a peer that reads
-    /// nothing never takes one).
+    /// The connection, reset when a close frame cannot be written (a peer that reads nothing
+    /// never takes one).
     let channel: any Channel
     /// Where the connection comes from, for logs.
     let client: ClientAddress
@@ -28,6 +28,10 @@ struct DeviceSession {
     /// fragments, so that NIO holds at most about this much of it and the rest stays counted in
     /// the outbox.
     static let fragmentBytes = 64 * 1024
+    /// The socket's send buffer, fixed (Linux doubles it for its own bookkeeping): without it, the
+    /// kernel's autotuning lets a peer that reads nothing park up to 4 MB there per connection, and
+    /// the server answers that many more of its requests before the outbox holds any of them.
+    static let socketSendBufferBytes = 256 * 1024
     /// How long a close frame may take to be written before the connection is closed without one.
     static let closeFrameTimeout = Duration.seconds(1)
 
@@ -47,6 +51,7 @@ struct DeviceSession {
     }
 
     func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        _ = try? await channel.setOption(.socketOption(.so_sndbuf), value: Self.socketSendBufferBytes).get()
         let outbox = DeviceOutbox(bounds: outboxBounds)
         metrics.connected()
         defer { metrics.disconnected() }
@@ -196,6 +201,11 @@ struct DeviceSession {
             return sent
         }
         if !sent {
+            // A reset, not an orderly close: the kernel would otherwise keep what waits in the
+            // socket's send buffer, and the FIN behind it, for a peer that never reads.
+            if let socket = channel as? any SocketOptionProvider {
+                try? await socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+            }
             try? await channel.close()
         }
     }

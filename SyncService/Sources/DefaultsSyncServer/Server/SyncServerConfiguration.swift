@@ -37,7 +37,7 @@ public struct SyncServerConfiguration: Sendable {
     public var metricsPort: Int?
     /// While more than this many bytes wait to be sent to one device, its messages are not read;
     /// see ``DeviceOutbox``.
-    public var outboxBytes = 1_048_576
+    public var outboxBytes = 524_288
     /// A device whose connection takes nothing of what waits for it for this long is closed as a
     /// slow consumer.
     public var slowConsumerTimeout = Duration.seconds(10)
