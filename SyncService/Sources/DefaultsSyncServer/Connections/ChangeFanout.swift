@@ -206,7 +206,7 @@ actor ChangeFanout: Service {
                 }
             } catch {
                 guard !Task.isCancelledOrShuttingDown else { break }
-                logger.warning("the change listener lost PostgreSQL: \(String(reflecting: error)); retrying")
+                await lostListener(error)
             }
             guard !Task.isCancelledOrShuttingDown else { break }
             // A connection that lasted starts the back-off over.
@@ -221,12 +221,30 @@ actor ChangeFanout: Service {
         defer { Task { try? await connection.close() } }
         let seal = try await storage.seal(on: connection)
         try await connection.listen(on: ServiceSchema.channel) { notifications in
+            await self.listenerListens()
             await self.refreshAll()
             for try await notification in notifications {
                 // Opened before the actor: the listener's task spends the microseconds.
                 await self.notified(seal.open(notification.payload))
             }
         }
+    }
+
+    /// When the listener lost PostgreSQL, while it has not listened again.
+    private var listenerLostAt: ContinuousClock.Instant?
+
+    /// Logs the listener's loss once, however many attempts it takes to listen again.
+    private func lostListener(_ error: any Error) {
+        guard listenerLostAt == nil else { return }
+        listenerLostAt = .now
+        logger.warning("the change listener lost PostgreSQL: \(escaped(String(reflecting: error))); retrying")
+    }
+
+    /// Logs once that the listener listens again after a loss.
+    private func listenerListens() {
+        guard let lost = listenerLostAt else { return }
+        listenerLostAt = nil
+        logger.notice("the change listener listens again, \(lost.duration(to: .now)) after it lost PostgreSQL")
     }
 
     /// The devices connected to this instance.
