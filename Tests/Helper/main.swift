@@ -10,6 +10,7 @@ guard let command = arguments.first else {
 let rest = Array(arguments.dropFirst())
 
 switch command {
+case "peak-memory": PeakMemoryCommand.run(rest)
 case "userdefaults-write": UserDefaultsCommands.write(rest)
 case "userdefaults-read": UserDefaultsCommands.read(rest)
 case "filesuite-set": FileSuiteCommands.set(rest)
@@ -25,6 +26,7 @@ case "types-write": FileSuiteCommands.typesWrite(rest)
 case "types-read": FileSuiteCommands.typesRead(rest)
 case "sample-describe": FileSuiteCommands.describeExpectedSample(rest)
 case "trust-set-then-return": TrustCommands.setThenReturn(rest)
+case "trust-set-then-block": TrustCommands.setThenBlock(rest)
 case "trust-increment": TrustCommands.increment(rest)
 case "trust-hold-lock": TrustCommands.holdLock(rest)
 case "trust-open": TrustCommands.open(rest)

@@ -42,7 +42,8 @@ import Synchronization
 ///   suite goes on with its defaults. A directory, FIFO or device in the file's place is never
 ///   opened for long nor read (a file over 64 MB is not read either): it is reported and left in
 ///   place, and writes fail until it is gone. A write that fails keeps the values in memory and is
-///   retried. An empty file is an empty suite.
+///   retried. An empty file is an empty suite, once it has stayed empty for 3 seconds: another
+///   program may be rewriting it in place (truncate, then write).
 /// - **Links**: a suite file that is a link the user made (a dotfile kept in a repository), or a
 ///   chain of them, to a regular file the user owns (or a missing one in a directory the user
 ///   owns) is read through and written through: its target is replaced atomically in the target's
