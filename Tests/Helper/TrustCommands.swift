@@ -32,6 +32,20 @@ enum TrustCommands {
         while true { never.wait() }
     }
 
+    /// `trust-key-set-then-return DIR NAME KEY VALUE`: as an app writes: a key with a default, in a
+    /// suite whose writes wait an hour, set through `Defaults[key]`; prints `ready`, sleeps until
+    /// a signal interrupts the sleep, then returns from `main`.
+    static func keySetThenReturn(_ arguments: [String]) {
+        acceptTerminationSignals()
+        let suite = FileSuite(
+            name: arguments[1], directory: URL(fileURLWithPath: arguments[0], isDirectory: true), arguments: [],
+            coalescingDelay: .seconds(3600))
+        let key = Defaults.Key<String>(arguments[2], default: "", suite: suite)
+        Defaults[key] = arguments[3]
+        FileSuiteCommands.printFlushed("ready")
+        sleep(30)
+    }
+
     private static func setAndSleep(_ arguments: [String]) {
         // `--hour`: writes wait an hour, as an app's may, so only a flush writes the value.
         let suite = FileSuite(
