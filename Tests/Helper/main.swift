@@ -38,6 +38,7 @@ case "trust-no-suite-left": TrustCommands.sleepWithNoSuiteLeft(rest)
 case "launch-arguments-read": LaunchArgumentCommands.read(rest)
 case "observation-write": ObservationCommands.write(rest)
 case "in-place-rewrite": InPlaceRewriteCommands.rewrite(rest)
+case "schema-export": SchemaCommands.export(rest)
 default:
     FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
     exit(64)
