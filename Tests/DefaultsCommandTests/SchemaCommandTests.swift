@@ -9,6 +9,8 @@ import Testing
 @Suite("the key schema and the defaults command")
 struct SchemaCommandTests {
     static let domain = "com.example.schema-app"
+    /// The Swift type of the helper's `theme` key.
+    static let paletteType = "DefaultsTestHelper.SchemaCommands.Palette"
 
     /// Runs the helper as the application: it declares its keys in `domain`'s file suite in the
     /// sandbox and exports the schema to the sandbox's `XDG_DATA_HOME`. Returns the schema's path.
@@ -179,5 +181,40 @@ struct SchemaCommandTests {
         #expect(write.error.contains("is not a schema"), "\(write.error)")
         #expect(write.error.contains("the value is written unchecked"))
         #expect(try sandbox.storedValues(Self.domain)["fontSize"] as? String == "big")
+    }
+}
+
+/// `defaults check`: an administrator's files checked against the schema before deployment.
+@Suite("defaults check")
+struct SchemaCheckCommandTests {
+    @Test("Good files pass; a wrong type or a value outside the range fails, naming file, key, expected and found")
+    func checkAdministratorFiles() throws {
+        let sandbox = try CommandSandbox()
+        try SchemaCommandTests.exportSchema(sandbox)
+        let domain = SchemaCommandTests.domain
+        let administrator = sandbox.directory.appendingPathComponent("admin", isDirectory: true)
+        let vendor = administrator.appendingPathComponent("\(domain).plist")
+        let managed = administrator.appendingPathComponent("managed/\(domain).plist")
+        try FileManager.default.createDirectory(at: managed.deletingLastPathComponent(), withIntermediateDirectories: true)
+        func write(_ body: String, to file: URL) throws {
+            try Data("<plist version=\"1.0\"><dict>\(body)</dict></plist>".utf8).write(to: file)
+        }
+        let environment = ["XDG_CONFIG_DIRS": administrator.path]
+        try write("<key>fontSize</key><integer>14</integer><key>theme</key><string>dark</string>", to: vendor)
+        try write("<key>volume</key><integer>1</integer><key>typo</key><true/>", to: managed)
+        let good = try sandbox.run(["check", domain], environment: environment)
+        #expect(good.status == 0, "\(good)")
+        #expect(good.output == "2 administrator files checked, no problem\n")
+        #expect(good.error.contains("\(managed.path): typo is not in the schema of \(domain)"))
+
+        try write("<key>fontSize</key><string>big</string><key>theme</key><string>neon</string>", to: vendor)
+        let bad = try sandbox.run(["check"], environment: environment)
+        #expect(bad.status == 1, "\(bad)")
+        #expect(
+            bad.output.split(separator: "\n").map(String.init) == [
+                "\(vendor.path): fontSize is an integer (Swift.Int), and big is a string",
+                "\(vendor.path): theme (\(SchemaCommandTests.paletteType)) allows one of light, dark, system, and neon is not among them",
+            ])
+        #expect(bad.error.hasSuffix("2 values do not fit the schema\n"), "\(bad.error)")
     }
 }
