@@ -188,7 +188,8 @@ let package = Package(
         .testTarget(
             name: "DefaultsCommandTests",
             dependencies: [
-                "DefaultsCommand", "Defaults", "DefaultsPropertyList", "DefaultsSchema", "DefaultsTestHelper",
+                "DefaultsCommand", "DefaultsExample", "Defaults", "DefaultsPropertyList", "DefaultsSchema",
+                "DefaultsTestHelper",
                 "TestSupport",
             ]
         ),

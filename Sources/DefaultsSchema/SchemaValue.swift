@@ -143,7 +143,8 @@ extension SchemaValue {
         case (.date(let lhs), .date(let rhs)): return order(lhs, rhs)
         case (.integer(let lhs), .integer(let rhs)): return order(lhs, rhs)
         case (.unsignedInteger(let lhs), .unsignedInteger(let rhs)): return order(lhs, rhs)
-        case (.integer(let lhs), .unsignedInteger(let rhs)): return lhs < 0 ? .orderedAscending : order(UInt64(lhs), rhs)
+        case (.integer(let lhs), .unsignedInteger(let rhs)):
+            return lhs < 0 ? .orderedAscending : order(UInt64(lhs), rhs)
         case (.unsignedInteger(let lhs), .integer(let rhs)):
             return rhs < 0 ? .orderedDescending : order(lhs, UInt64(rhs))
         default:

@@ -32,7 +32,9 @@ struct SchemaCommandTests {
         let schema = try DomainSchema.decode(from: Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(schema.keys.map(\.name) == ["fontSize", "nickname", "showsToolbar", "theme", "volume"])
         #expect(schema.key(named: "nickname")?.iCloud == true)
-        #expect(schema.key(named: "theme")?.allowedValues == .choices([.string("light"), .string("dark"), .string("system")]))
+        #expect(
+            schema.key(named: "theme")?.allowedValues
+                == .choices([.string("light"), .string("dark"), .string("system")]))
 
         #expect(try sandbox.run("write", Self.domain, "fontSize", "14").status == 0)
         let result = try sandbox.run("keys", Self.domain)
@@ -40,9 +42,28 @@ struct SchemaCommandTests {
         let lines = result.output.split(separator: "\n").map(String.init)
         #expect(lines.contains("fontSize (integer, Swift.Int) = 14, default 12, allows 8 through 72"))
         #expect(lines.contains("    The size of the text, in points."))
-        #expect(lines.contains { $0.hasPrefix("nickname (string, Swift.Optional<Swift.String>), default none") && $0.hasSuffix("syncs") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("nickname (string, Swift.Optional<Swift.String>), default none") && $0.hasSuffix("syncs")
+            })
         #expect(lines.contains { $0.hasPrefix("showsToolbar (boolean, Swift.Bool), default 1") })
         #expect(lines.contains { $0.hasPrefix("theme (string, ") && $0.hasSuffix("allows one of light, dark, system") })
+    }
+
+    @Test("The README's `defaults-example` exports its schema: `defaults keys defaults-example` lists its keys")
+    func exampleProgram() throws {
+        let sandbox = try CommandSandbox()
+        let run = try ChildProcess.run(builtExecutable("defaults-example"), environment: sandbox.environment)
+        #expect(run.status == 0, "\(run)")
+        let keys = try sandbox.run("keys", "defaults-example")
+        #expect(keys.status == 0, "\(keys)")
+        let lines = keys.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("fontSize (integer, Swift.Int), default 12, allows 8 through 72"), "\(keys.output)")
+        #expect(lines.contains { $0.hasPrefix("launchCount (integer, Swift.Int) = 1, default 0") })
+        #expect(lines.contains("    The colors of the window."))
+        let refused = try sandbox.run("write", "defaults-example", "theme", "purple")
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("allows one of light, dark, system, and purple is not among them"))
     }
 
     @Test("Keys added in a later release reach the schema when that release runs, with no list kept")
@@ -116,7 +137,8 @@ struct SchemaCommandTests {
         #expect(try sandbox.run("range", Self.domain, "theme").output == "choices string\nlight\ndark\nsystem\n")
         #expect(try sandbox.run("range", Self.domain, "showsToolbar").output == "type boolean\n")
         let describe = try sandbox.run("describe", Self.domain, "volume")
-        #expect(describe.output.hasPrefix("How loud.\ntype: float (Swift.Double)\ndefault: 0.5\nallows: 0.0 through 1.0\n"))
+        #expect(
+            describe.output.hasPrefix("How loud.\ntype: float (Swift.Double)\ndefault: 0.5\nallows: 0.0 through 1.0\n"))
         let missing = try sandbox.run("describe", Self.domain, "nothing")
         #expect(missing.status == 1)
         #expect(missing.error.contains("has no key nothing"))
@@ -124,11 +146,13 @@ struct SchemaCommandTests {
         #expect(try sandbox.run("writable", Self.domain, "fontSize").output == "true\n")
         let administrator = sandbox.directory.appendingPathComponent("admin", isDirectory: true)
         let managed = administrator.appendingPathComponent("managed/\(Self.domain).plist")
-        try FileManager.default.createDirectory(at: managed.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: managed.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(
             "<plist version=\"1.0\"><dict><key>fontSize</key><integer>16</integer></dict></plist>".utf8
         ).write(to: managed)
-        let writable = try sandbox.run(["writable", Self.domain, "fontSize"], environment: ["XDG_CONFIG_DIRS": administrator.path])
+        let writable = try sandbox.run(
+            ["writable", Self.domain, "fontSize"], environment: ["XDG_CONFIG_DIRS": administrator.path])
         #expect(writable.output == "false: managed by the administrator in \(managed.path)\n", "\(writable)")
     }
 
@@ -195,7 +219,8 @@ struct SchemaCheckCommandTests {
         let administrator = sandbox.directory.appendingPathComponent("admin", isDirectory: true)
         let vendor = administrator.appendingPathComponent("\(domain).plist")
         let managed = administrator.appendingPathComponent("managed/\(domain).plist")
-        try FileManager.default.createDirectory(at: managed.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: managed.deletingLastPathComponent(), withIntermediateDirectories: true)
         func write(_ body: String, to file: URL) throws {
             try Data("<plist version=\"1.0\"><dict>\(body)</dict></plist>".utf8).write(to: file)
         }

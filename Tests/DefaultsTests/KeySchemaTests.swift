@@ -18,8 +18,10 @@ struct KeySchemaTests {
     @Test("A described key's schema: type, Swift type, default in stored form, description, range, sync")
     func describedKeys() throws {
         let suite = InMemorySuite(name: "schema-\(UUID().uuidString)")
-        let fontSize = Defaults.Key<Int>("fontSize", default: 12, suite: suite, description: "Text size.", range: 8...72)
-        let mode = Defaults.Key<Mode>("mode", default: .careful, suite: suite, iCloud: true, choices: [.fast, .careful])
+        let fontSize = Defaults.Key<Int>(
+            "fontSize", default: 12, suite: suite, description: "Text size.", range: 8...72)
+        let mode = Defaults.Key<Mode>(
+            "mode", default: .careful, suite: suite, iCloud: true, choices: [.fast, .careful])
         _ = Defaults.Key<Size>("size", default: Size(width: 3), suite: suite, description: "Size.")
         _ = Defaults.Key<Date?>("seen", suite: suite)
         _ = Defaults.Key<Double>("ratio", suite: suite) { 0.5 }
@@ -31,7 +33,8 @@ struct KeySchemaTests {
             schema.key(named: "fontSize")
                 == KeySchema(
                     name: "fontSize", type: .integer, swiftType: "Swift.Int", defaultValue: .integer(12),
-                    description: "Text size.", allowedValues: .range(lowerBound: .integer(8), upperBound: .integer(72))))
+                    description: "Text size.", allowedValues: .range(lowerBound: .integer(8), upperBound: .integer(72)))
+        )
         #expect(schema.key(named: "mode")?.allowedValues == .choices([.string("fast"), .string("careful")]))
         #expect(schema.key(named: "mode")?.iCloud == true)
         #expect(schema.key(named: "size")?.type == .string)
@@ -64,7 +67,8 @@ struct KeySchemaTests {
     func valuesRoundTrip() throws {
         let values: [SchemaValue] = [
             .string("a \"quoted\" / text"), .integer(-7), .integer(.max), .unsignedInteger(.max), .real(0.1),
-            .real(.infinity), .real(-.infinity), .boolean(false), .date(Date(timeIntervalSince1970: 1_715_000_000.123_456)),
+            .real(.infinity), .real(-.infinity), .boolean(false),
+            .date(Date(timeIntervalSince1970: 1_715_000_000.123_456)),
             .data(Data([0, 1, 255])), .array([.integer(1), .array([])]),
             .dictionary(["nested": .dictionary(["x": .boolean(true)])]),
         ]
@@ -75,8 +79,14 @@ struct KeySchemaTests {
         let decoded = try DomainSchema.decode(from: schema.encoded())
         #expect(decoded == schema)
         let nan = try DomainSchema.decode(
-            from: DomainSchema(domain: "d", keys: [KeySchema(name: "n", type: .real, swiftType: "Swift.Double", defaultValue: .real(.nan))]).encoded())
-        guard case .real(let real)? = nan.keys.first?.defaultValue else { Issue.record("no float"); return }
+            from: DomainSchema(
+                domain: "d",
+                keys: [KeySchema(name: "n", type: .real, swiftType: "Swift.Double", defaultValue: .real(.nan))]
+            ).encoded())
+        guard case .real(let real)? = nan.keys.first?.defaultValue else {
+            Issue.record("no float")
+            return
+        }
         #expect(real.isNaN)
     }
 
@@ -136,7 +146,9 @@ struct KeySchemaTests {
     func locations() {
         let set = SchemaLocations.candidateFiles(
             forDomain: "com.example.app",
-            environment: ["XDG_DATA_HOME": "/data/home", "XDG_DATA_DIRS": "/opt/share:relative:/usr/share", "HOME": "/h"])
+            environment: [
+                "XDG_DATA_HOME": "/data/home", "XDG_DATA_DIRS": "/opt/share:relative:/usr/share", "HOME": "/h",
+            ])
         #expect(
             set.map(\.path) == [
                 "/data/home/defaults/schemas/com.example.app.json", "/opt/share/defaults/schemas/com.example.app.json",

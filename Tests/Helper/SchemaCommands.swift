@@ -23,7 +23,8 @@ enum SchemaCommands {
             Defaults.Key<Bool>("showsToolbar", default: true, suite: suite),
         ]
         if arguments.contains("--release"), arguments.last == "2" {
-            keys.append(Defaults.Key<[String]>("recentSearches", default: [], suite: suite, description: "Searched last."))
+            keys.append(
+                Defaults.Key<[String]>("recentSearches", default: [], suite: suite, description: "Searched last."))
         }
         do {
             let url = try Defaults.exportSchema(of: suite)

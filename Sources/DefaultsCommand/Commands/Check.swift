@@ -21,7 +21,8 @@ struct Check: ParsableCommand {
             """
     )
 
-    @Argument(help: "The domains; every domain with a schema when none is given.", completion: .custom(completeDomainNames))
+    @Argument(
+        help: "The domains; every domain with a schema when none is given.", completion: .custom(completeDomainNames))
     var domains: [String] = []
 
     func run() throws {
@@ -40,7 +41,8 @@ struct Check: ParsableCommand {
                     checkedFiles += 1
                     for (key, value) in values.sorted(by: { $0.key < $1.key }) {
                         guard let keySchema = found.schema.key(named: key) else {
-                            Output.printError("\(file.path): \(key) is not in the schema of \(name) (\(found.file.path))")
+                            Output.printError(
+                                "\(file.path): \(key) is not in the schema of \(name) (\(found.file.path))")
                             continue
                         }
                         if let problem = keySchema.problem(with: SchemaValue(value)) {

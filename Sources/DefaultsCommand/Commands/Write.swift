@@ -53,7 +53,8 @@ struct Write: ParsableCommand {
             var values = try ValueParsing.domainValues(key)
             if let schema {
                 for (name, value) in values {
-                    values[name] = try schema.schema.key(named: name)?.checked(value, in: domain, schemaFile: schema.file)
+                    values[name] =
+                        try schema.schema.key(named: name)?.checked(value, in: domain, schemaFile: schema.file)
                         ?? value
                 }
             }

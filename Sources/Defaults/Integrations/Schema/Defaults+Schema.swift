@@ -13,7 +13,9 @@ extension Defaults {
     public static func schema(of suite: any DefaultsSuite = Defaults.standardSuite) -> DomainSchema {
         var chosen: [String: KeySchema] = [:]
         for declaration in KeyRegistry.declarations(in: suite) {
-            if let existing = chosen[declaration.name], existing.description != nil || declaration.schema.description == nil {
+            if let existing = chosen[declaration.name],
+                existing.description != nil || declaration.schema.description == nil
+            {
                 continue
             }
             chosen[declaration.name] = declaration.schema
