@@ -156,6 +156,23 @@ struct SchemaCommandTests {
         #expect(writable.output == "false: managed by the administrator in \(managed.path)\n", "\(writable)")
     }
 
+    @Test("`reset` removes the user's value of a key, or of every key the schema declares, keeping the rest")
+    func reset() throws {
+        let sandbox = try CommandSandbox()
+        try Self.exportSchema(sandbox)
+        for arguments in [["fontSize", "14"], ["theme", "dark"], ["other", "-int", "1"]] {
+            #expect(try sandbox.run(["write", Self.domain] + arguments).status == 0)
+        }
+        #expect(try sandbox.run("reset", Self.domain, "fontSize").status == 0)
+        #expect(try sandbox.run("reset", Self.domain, "fontSize").status == 0)
+        #expect(try sandbox.storedValues(Self.domain).keys.sorted() == ["other", "theme"])
+        #expect(try sandbox.run("reset", Self.domain).status == 0)
+        #expect(try sandbox.storedValues(Self.domain).keys.sorted() == ["other"])
+        let noSchema = try sandbox.run("reset", "com.example.no-schema")
+        #expect(noSchema.status == 1)
+        #expect(noSchema.error.contains("has no schema"))
+    }
+
     @Test("A schema installed under XDG_DATA_DIRS is found; the user's copy comes first")
     func systemSchemaFound() throws {
         let sandbox = try CommandSandbox()
