@@ -33,6 +33,8 @@ let package = Package(
         .library(name: "DefaultsSyncProtocol", targets: ["DefaultsSyncProtocol"]),
         // An in-memory sync store and server, for applications' tests of their sync code.
         .library(name: "DefaultsSyncTesting", targets: ["DefaultsSyncTesting"]),
+        // The schema of a domain's keys (Foundation only), for tools that read or write schemas.
+        .library(name: "DefaultsSchema", targets: ["DefaultsSchema"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -54,11 +56,14 @@ let package = Package(
         // The file layer: bounded reads, atomic writes, locks, ownership; every file the library
         // reads or writes goes through it. Its API has `package` access: no product exposes it.
         .target(name: "DefaultsFiles", dependencies: ["DefaultsPropertyList"]),
+        // The schema format: every key's type, default, description and allowed values; Foundation only.
+        .target(name: "DefaultsSchema"),
         .target(
             name: "Defaults",
             dependencies: [
                 "DefaultsFiles",
                 "DefaultsPropertyList",
+                "DefaultsSchema",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -122,6 +127,7 @@ let package = Package(
                 "Defaults",
                 "DefaultsFiles",
                 "DefaultsPropertyList",
+                "DefaultsSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -161,7 +167,8 @@ let package = Package(
         .executableTarget(name: "DefaultsTestHelper", dependencies: ["Defaults"], path: "Tests/Helper"),
         .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList", "TestSupport"]),
         .testTarget(
-            name: "DefaultsTests", dependencies: ["Defaults", "DefaultsFiles", "DefaultsTestHelper", "TestSupport"]),
+            name: "DefaultsTests",
+            dependencies: ["Defaults", "DefaultsFiles", "DefaultsSchema", "DefaultsTestHelper", "TestSupport"]),
         .testTarget(name: "DefaultsCombineTests", dependencies: ["DefaultsCombine", "TestSupport"]),
         // Code written for the Defaults library, as its users write it, in Swift 6 mode: that it
         // compiles unchanged is the main check; its tests assert that it behaves.
@@ -198,7 +205,11 @@ let package = Package(
         // Runs the built `defaults` executable; depending on its target gets it built.
         .testTarget(
             name: "DefaultsCommandTests",
-            dependencies: ["DefaultsCommand", "Defaults", "DefaultsPropertyList", "TestSupport"]
+            dependencies: [
+                "DefaultsCommand", "DefaultsExample", "Defaults", "DefaultsPropertyList", "DefaultsSchema",
+                "DefaultsTestHelper",
+                "TestSupport",
+            ]
         ),
         // Spawns the `defaults` command as a writer in another process; depending on its target
         // gets it built.

@@ -60,7 +60,7 @@ struct KeyObservationStarter<Value: Defaults.Serializable>: Sendable {
     let key: Defaults.Key<Value>
     let options: Defaults.ObservationOptions
 
-    func start(_ send: @escaping @Sendable (Defaults.KeyChange<Value>) -> Void) -> Defaults.Observation {
+    func start(_ send: @escaping @Sendable (Defaults.KeyChange<Value>) -> Void) -> Defaults.KeyObservation {
         Defaults.observe(key, options: options, handler: send)
     }
 }
@@ -70,7 +70,7 @@ struct KeysObservationStarter: Sendable {
     let keys: [Defaults.Keys]
     let options: Defaults.ObservationOptions
 
-    func start(_ send: @escaping @Sendable (()) -> Void) -> Defaults.Observation {
+    func start(_ send: @escaping @Sendable (()) -> Void) -> Defaults.KeyObservation {
         Defaults.observe(keys: keys, options: options) { send(()) }
     }
 }

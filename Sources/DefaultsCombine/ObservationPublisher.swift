@@ -7,11 +7,11 @@ import Combine
 import OpenCombine
 #endif
 
-/// A publisher whose subscriptions each run one ``Defaults/Observation``.
+/// A publisher whose subscriptions each run one ``Defaults/KeyObservation``.
 struct ObservationPublisher<Output>: Publisher {
     typealias Failure = Never
 
-    let start: @Sendable (@escaping @Sendable (Output) -> Void) -> Defaults.Observation
+    let start: @Sendable (@escaping @Sendable (Output) -> Void) -> Defaults.KeyObservation
 
     func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
         subscriber.receive(subscription: ObservationSubscription(subscriber: subscriber, start: start))
@@ -29,11 +29,11 @@ final class ObservationSubscription<S: Subscriber>: Subscription, @unchecked Sen
     private let lock = NSLock()
     private var subscriber: S?
     private var demand = Subscribers.Demand.none
-    private var observation: Defaults.Observation?
+    private var observation: Defaults.KeyObservation?
     private var isStarted = false
-    private let start: @Sendable (@escaping @Sendable (S.Input) -> Void) -> Defaults.Observation
+    private let start: @Sendable (@escaping @Sendable (S.Input) -> Void) -> Defaults.KeyObservation
 
-    init(subscriber: S, start: @escaping @Sendable (@escaping @Sendable (S.Input) -> Void) -> Defaults.Observation) {
+    init(subscriber: S, start: @escaping @Sendable (@escaping @Sendable (S.Input) -> Void) -> Defaults.KeyObservation) {
         self.subscriber = subscriber
         self.start = start
     }

@@ -31,7 +31,8 @@ struct DefaultsTool: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Domains.self, Read.self, ReadType.self, Write.self, Delete.self, Rename.self, Find.self,
-            Export.self, Import.self, Watch.self, ReadSource.self,
+            Export.self, Import.self, Watch.self, ReadSource.self, ListKeys.self, Describe.self,
+            RangeCommand.self, Writable.self, Check.self, Reset.self,
         ]
     )
 }

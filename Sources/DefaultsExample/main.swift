@@ -2,6 +2,7 @@
 //
 //     swift run defaults-example
 //     swift run defaults-example -theme '"dark"'    # a launch-argument override, never stored
+//     swift run defaults keys defaults-example      # its keys, from the schema it exports
 import Defaults
 import Foundation
 
@@ -15,11 +16,17 @@ struct Window: Codable, Defaults.Serializable {
 }
 
 extension Defaults.Keys {
-    static let launchCount = Key<Int>("launchCount", default: 0)
-    static let lastLaunch = Key<Date?>("lastLaunch")
-    static let theme = Key<Theme>("theme", default: .system)
-    static let window = Key<Window>("window", default: Window(width: 800, height: 600))
-    static let recentFiles = Key<[URL]>("recentFiles", default: [])
+    static let launchCount = Key<Int>(
+        "launchCount", default: 0, description: "How many times the program has started.")
+    static let lastLaunch = Key<Date?>("lastLaunch", description: "When the program last started.")
+    static let theme = Key<Theme>(
+        "theme", default: .system, description: "The colors of the window.", choices: [.light, .dark, .system])
+    static let fontSize = Key<Int>(
+        "fontSize", default: 12, description: "The size of the text, in points.", range: 8...72)
+    static let window = Key<Window>(
+        "window", default: Window(width: 800, height: 600), description: "The window's size, in points.")
+    static let recentFiles = Key<[URL]>(
+        "recentFiles", default: [], description: "The files opened last, the latest first (three at most).")
 }
 
 let previousLaunch = Defaults[.lastLaunch]
@@ -32,5 +39,14 @@ print("Settings of suite \(Defaults.standardSuite.name):")
 print("  launch count: \(Defaults[.launchCount])")
 print("  last launch:  \(previousLaunch.map { "\($0)" } ?? "never")")
 print("  theme:        \(Defaults[.theme].rawValue)")
+print("  font size:    \(Defaults[.fontSize])")
 print("  window:       \(Defaults[.window].width)×\(Defaults[.window].height)")
 print("  recent files: \(Defaults[.recentFiles].map(\.path).joined(separator: ", "))")
+
+// Every key above has been used, so the schema lists them all: `defaults keys`, `describe` and
+// `range` read it, and `defaults write` checks values against it.
+do {
+    try Defaults.exportSchema()
+} catch {
+    print("The settings' schema was not exported: \(error)")
+}

@@ -4,7 +4,7 @@ import DefaultsPropertyList
 /// is moved aside to a named backup, never overwritten; a directory, FIFO, device or unreadable
 /// file is left alone, and blocks writes.
 extension SuiteFile {
-    /// What ``readMovingDamagedAside(holdingLock:expectingContent:)`` found.
+    /// What ``readMovingDamagedAside(holdingLock:)`` found.
     package enum Recovered {
         case values([String: PropertyListValue], FileIdentity)
         /// No file, or a damaged one now moved aside to `backupPath` for the reason given.
@@ -26,11 +26,11 @@ extension SuiteFile {
     }
 
     /// Reads the file, moving a damaged version aside (under the lock, taken here unless the
-    /// caller holds it) so that the writer may replace it. See ``read(expectingContent:)``.
-    package func readMovingDamagedAside(holdingLock: Bool, expectingContent: Bool = false) -> Recovered {
+    /// caller holds it) so that the writer may replace it. See ``read()``.
+    package func readMovingDamagedAside(holdingLock: Bool) -> Recovered {
         // A writer may keep replacing the file with damaged versions; judge a few, then give up.
         for _ in 0..<5 {
-            switch read(expectingContent: expectingContent) {
+            switch read() {
             case .values(let values, let identity):
                 return .values(values, identity)
             case .absent:

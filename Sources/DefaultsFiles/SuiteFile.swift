@@ -54,17 +54,33 @@ package struct SuiteFile: Sendable {
     /// The pause between those reads: Foundation rewrites the file in place, so a reader can catch
     /// it half-written.
     package static let rereadPause: Duration = .milliseconds(20)
-    /// How long a file found empty, where the reader last found values, is read again before it
-    /// is taken as empty: Foundation's `UserDefaults` on Linux truncates the file, then writes it
-    /// (a busy writer was seen to leave it empty for a second). Taking the empty file as the
-    /// suite would lose its values, and a write renamed over it would lose the other writer's.
+    /// How long an empty (0-byte) file is read again, at most, before it is taken as an empty
+    /// suite. Foundation's `UserDefaults` on Linux, like any in-place writer, truncates the file
+    /// and then writes it (a busy writer was seen to leave it empty for a second). Taking that
+    /// moment's empty file as the suite would lose its values, and a write renamed over it would
+    /// lose the other writer's. This library never writes an empty file.
     package static let emptyFileWait: Duration = .seconds(3)
+
+    /// Whether an empty file may be another program's rewrite in progress: it was changed (a
+    /// truncation sets its modification time) less than ``emptyFileWait`` ago, and this read has
+    /// not waited that long already. An empty file left for longer (`touch`) is taken at once.
+    static func mayBeRewrittenInPlace(_ identity: FileIdentity, waited: Duration) -> Bool {
+        guard waited < emptyFileWait else { return false }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let age =
+            Duration.seconds(Int64(now.tv_sec) - Int64(identity.modificationSeconds))
+            + .nanoseconds(Int64(now.tv_nsec) - Int64(identity.modificationNanoseconds))
+        return age < emptyFileWait
+    }
 
     /// Reads and decodes the file, changing nothing.
     ///
-    /// - Parameter expectingContent: Whether the reader last found values in the file; an empty
-    ///   file is then read again until it has content, or for ``emptyFileWait``.
-    package func read(expectingContent: Bool = false) -> Contents {
+    /// An empty file that changed within ``emptyFileWait`` is read again until it has content or
+    /// that time has passed (``mayBeRewrittenInPlace(_:waited:)``), whoever reads it: a program
+    /// opening the suite for the first time, a reload, or a write merging with the file (which
+    /// holds the suite's lock, so it waits for the content before replacing the file).
+    package func read() -> Contents {
         var lastFailure: (identity: FileIdentity, data: Data)?
         var attempts = 0
         var emptyWaited: Duration = .zero
@@ -89,7 +105,8 @@ package struct SuiteFile: Sendable {
                 return .unreadable(reason: BoundedFileRead.tooLargeReason())
             case .untrusted(_, let reason):
                 return .unreadable(reason: reason)
-            case .file(_, let data) where data.isEmpty && expectingContent && emptyWaited < Self.emptyFileWait:
+            case .file(let identity, let data)
+            where data.isEmpty && Self.mayBeRewrittenInPlace(identity, waited: emptyWaited):
                 Self.sleep(for: Self.rereadPause)
                 emptyWaited += Self.rereadPause
             case .file(let identity, let data):
@@ -190,14 +207,14 @@ package struct SuiteFile: Sendable {
         removingStaleTemporaryFiles: Bool, beforeRename: (FileIdentity) -> Void = { _ in }
     ) throws -> FileIdentity {
         let data: Data
+        // Never write what no reader would read back: a document past the limit is measured, not held.
+        encoder.sizeLimit = BoundedFileRead.sizeLimit
         do {
             data = try encoder.encode(values, changedKeys: changedKeys)
+        } catch let error where error.kind == .tooLarge {
+            throw TooLargeToReadBack(size: error.size ?? BoundedFileRead.sizeLimit + 1, largest: Self.largestEntry(of: values))
         } catch {
             throw FileRefusal(description: "the values could not be encoded: \(error)")
-        }
-        // Never write what no reader would read back.
-        guard data.count <= BoundedFileRead.sizeLimit else {
-            throw TooLargeToReadBack(size: data.count, largest: Self.largestEntry(of: values))
         }
         let target = try AtomicFileWrite.target(of: path)
         if removingStaleTemporaryFiles {
@@ -227,12 +244,23 @@ package struct SuiteFile: Sendable {
         }
     }
 
+    /// The bytes a file holding only `key` and `value` takes, measured without holding more than
+    /// a megabyte of it.
+    package static func encodedSize(_ key: String, _ value: PropertyListValue) -> Int {
+        var encoder = XMLDictionaryEncoder()
+        encoder.sizeLimit = 1 << 20
+        do {
+            return try encoder.encode([key: value]).count
+        } catch {
+            return error.size ?? 0
+        }
+    }
+
     /// The key whose value, encoded alone, takes the most room.
     private static func largestEntry(of values: [String: PropertyListValue]) -> (key: String, size: Int)? {
         var largest: (key: String, size: Int)?
         for (key, value) in values {
-            var encoder = XMLDictionaryEncoder()
-            let size = (try? encoder.encode([key: value]).count) ?? 0
+            let size = encodedSize(key, value)
             if size > largest?.size ?? -1 {
                 largest = (key, size)
             }

@@ -4,12 +4,14 @@ import Foundation
 ///
 /// Every offset, count and reference is checked against the input before it
 /// is used, a reference back to an object that is still being decoded is a
-/// cycle, and the decoded size (a fixed cost per value plus the bytes of every
-/// string and data, counted again at each reference) is capped relative to the
-/// input, so that shared references cannot expand a small file into a huge tree
-/// for whoever walks it. In memory, an object referenced many times is decoded
-/// once: its copies share storage (copy-on-write), so memory follows the file's
-/// distinct objects, not its references.
+/// cycle, and the decoded size is capped relative to the input, so that shared
+/// references cannot expand a small file into a huge tree for whoever walks it.
+/// The decoded size counts what the tree takes in memory: every slot of an array
+/// or dictionary (charged before it is allocated, so a bomb is refused before it
+/// takes any memory), and the bytes of every string and data, counted again at
+/// each reference. In memory, an object referenced many times is decoded once
+/// where that matters: long strings and data and containers share storage
+/// (copy-on-write), and a one-byte reference to a shared `true` costs one slot.
 struct BinaryReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let offsetSize: Int
@@ -24,8 +26,16 @@ struct BinaryReader {
     /// How many more bytes of decoded values may be produced before the input counts as a
     /// decompression bomb.
     private var budget: Int
-    /// What one value costs the budget beyond its string or data bytes: about what it takes in memory.
-    private static let valueCost = 16
+    /// What one value takes in an array: the slot it fills.
+    private static let valueCost = MemoryLayout<PropertyListValue>.stride
+    /// What one entry takes in a dictionary: its key and value slots, at the table's largest load
+    /// factor (3/4).
+    private static let entryCost = (MemoryLayout<String>.stride + MemoryLayout<PropertyListValue>.stride) * 4 / 3
+    /// What a string or data that does not fit inline takes beyond its bytes (its allocation's header).
+    private static let heapCost = 32
+    /// The budget for a file of `size` bytes: the decoded tree of a file at the limit, with the
+    /// file's own bytes and the program around them, fits in 16 times the file and 32 MB.
+    static func budget(forFileOf size: Int) -> Int { size * 14 + (1 << 20) }
     /// Long strings and data already decoded, by object index, so that a
     /// hostile file referencing one huge string many times costs one copy.
     private var sharedScalars: [Int: PropertyListValue] = [:]
@@ -90,7 +100,7 @@ struct BinaryReader {
         inProgress = [Bool](repeating: false, count: objectCount)
         // A plain tree spends at least one byte of the file per value and one per string byte;
         // allow generous sharing beyond that, and room for small files.
-        budget = bytes.count * 16 + (1 << 20)
+        budget = Self.budget(forFileOf: bytes.count)
     }
 
     @inline(__always)
@@ -102,8 +112,8 @@ struct BinaryReader {
 
     // MARK: - Objects
 
+    /// The value of object `index`; its slot is charged by the container that holds it.
     private mutating func object(_ index: Int) throws(PropertyListError) -> PropertyListValue {
-        try charge(BinaryReader.valueCost)
         let entry = offsetTableStart + index * offsetSize
         let offset64 = BinaryReader.bigEndian(bytes, at: entry, size: offsetSize)
         guard offset64 >= 8, offset64 < UInt64(objectsEnd) else {
@@ -145,7 +155,7 @@ struct BinaryReader {
                 throw corrupt("a string or data object runs past the object area", offset)
             }
             // Charged at every reference: each one is a copy in what the caller builds from it.
-            try charge(byteCount)
+            try charge(byteCount + (byteCount > 15 ? BinaryReader.heapCost : 0))
             if byteCount < BinaryReader.sharedScalarMinimumLength {
                 return try scalar(marker, start, count, offset)
             }
@@ -183,6 +193,7 @@ struct BinaryReader {
         guard count <= (objectsEnd - start) / referenceSize else {
             throw corrupt("an array's references run past the object area", offset)
         }
+        try charge(count * BinaryReader.valueCost)
         try enter(objectIndex, offset)
         defer { leave(objectIndex) }
         var array: [PropertyListValue] = []
@@ -199,6 +210,7 @@ struct BinaryReader {
         guard count <= (objectsEnd - start) / referenceSize / 2 else {
             throw corrupt("a dictionary's references run past the object area", offset)
         }
+        try charge(count * BinaryReader.entryCost)
         try enter(objectIndex, offset)
         defer { leave(objectIndex) }
         var dictionary: [String: PropertyListValue] = [:]

@@ -9,11 +9,22 @@ struct ByteWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
+    /// The most bytes kept: past it, what was written is dropped and only counted, so that a
+    /// document over a writer's limit is measured without ever being held.
+    private let limit: Int
+    /// The bytes dropped since the limit was passed.
+    private var dropped = 0
 
-    init(capacity: Int = 4096) {
-        self.capacity = max(capacity, 64)
+    init(capacity: Int = 4096, limit: Int = .max) {
+        self.capacity = max(min(capacity, limit), 64)
+        self.limit = limit
         base = .allocate(capacity: self.capacity)
     }
+
+    /// How many bytes were written, kept or dropped.
+    var size: Int { dropped + count }
+    /// Whether the limit was passed: the bytes kept are then not the document.
+    var isOverLimit: Bool { dropped > 0 }
 
     deinit { base.deallocate() }
 
@@ -24,8 +35,20 @@ struct ByteWriter: ~Copyable {
     }
 
     private mutating func grow(to needed: Int) {
+        if needed > limit {
+            // Over the limit: start over at the buffer's beginning, counting what is dropped.
+            dropped += count
+            let extra = needed - count
+            count = 0
+            if extra <= capacity { return }
+            base.deallocate()
+            capacity = extra
+            base = .allocate(capacity: extra)
+            return
+        }
         var newCapacity = capacity * 2
         while newCapacity < needed { newCapacity *= 2 }
+        newCapacity = min(newCapacity, limit)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBase.update(from: base, count: count)
         base.deallocate()

@@ -24,6 +24,9 @@ public struct PropertyListError: Error, CustomStringConvertible, Sendable, Equat
         public static let tooDeep = Kind(name: "too deep")
         /// A value that has no property-list representation (a type, a `nil`, a non-string key).
         public static let unsupportedValue = Kind(name: "unsupported value")
+        /// A document larger than the writer was allowed to make; ``PropertyListError/size`` says
+        /// how large it would have been.
+        public static let tooLarge = Kind(name: "too large")
 
         /// The kind's name.
         public var description: String { name }
@@ -39,6 +42,8 @@ public struct PropertyListError: Error, CustomStringConvertible, Sendable, Equat
     public var keyPath: String?
     /// A human-readable explanation of the problem.
     public var message: String
+    /// For ``Kind/tooLarge``: the bytes the document would have taken.
+    public var size: Int?
 
     /// Creates an error; the readers and writers of this module are its usual source.
     public init(kind: Kind, message: String, offset: Int? = nil, line: Int? = nil, keyPath: String? = nil) {

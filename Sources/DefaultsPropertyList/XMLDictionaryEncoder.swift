@@ -21,6 +21,10 @@ public struct XMLDictionaryEncoder: Sendable {
     private var values: [PropertyListValue] = []
     private var entryEnds: [Int] = []
     private var document = Data()
+    /// The largest document to make, in bytes: past it, ``encode(_:changedKeys:)`` throws
+    /// ``PropertyListError/Kind/tooLarge`` with the size the document would have had, holding no
+    /// more than this many bytes while it measures.
+    public var sizeLimit = Int.max
     /// Where the first entry starts in `document`.
     private var entriesStart = 0
 
@@ -73,7 +77,7 @@ public struct XMLDictionaryEncoder: Sendable {
         }
         guard !changed.isEmpty else { return document }
         changed.sort { $0.index < $1.index }
-        var writer = XMLWriter(capacity: document.count + 1024)
+        var writer = XMLWriter(capacity: document.count + 1024, limit: sizeLimit)
         // The new end of each changed entry, in the order of `changed`.
         var changedEnds: [Int] = []
         changedEnds.reserveCapacity(changed.count)
@@ -99,7 +103,7 @@ public struct XMLDictionaryEncoder: Sendable {
         if let failure {
             throw failure
         }
-        let data = writer.out.finishData()
+        let data = try Self.document(of: writer, limit: sizeLimit)
         // Shift the ends of the entries after each changed one by how much it grew or shrank (the
         // entries before the first are where they were).
         var shift = 0
@@ -132,7 +136,7 @@ public struct XMLDictionaryEncoder: Sendable {
     /// Encodes every entry, and keeps what the next call needs.
     private mutating func encodeAll(_ dictionary: [String: PropertyListValue]) throws(PropertyListError) -> Data {
         let sortedKeys = dictionary.keys.sorted()
-        var writer = XMLWriter(capacity: max(document.count + 1024, 16 * 1024))
+        var writer = XMLWriter(capacity: max(document.count + 1024, 16 * 1024), limit: sizeLimit)
         writer.out.append(XMLWriter.header)
         var newValues: [PropertyListValue] = []
         var newEnds: [Int] = []
@@ -154,7 +158,7 @@ public struct XMLDictionaryEncoder: Sendable {
             writer.out.append("</dict>\n")
         }
         writer.out.append(XMLWriter.footer)
-        let data = writer.out.finishData()
+        let data = try Self.document(of: writer, limit: sizeLimit)
         keys = sortedKeys
         values = newValues
         entryEnds = newEnds
@@ -167,7 +171,7 @@ public struct XMLDictionaryEncoder: Sendable {
     /// are not the last document's (a key was added or removed), for ``encodeAll(_:)`` to do.
     private mutating func encodeReusing(_ dictionary: [String: PropertyListValue]) throws(PropertyListError) -> Data? {
         guard !keys.isEmpty, dictionary.count == keys.count else { return nil }
-        var writer = XMLWriter(capacity: document.count + 1024)
+        var writer = XMLWriter(capacity: document.count + 1024, limit: sizeLimit)
         var newValues = values
         var newEnds = entryEnds
         var isChanged = false
@@ -209,11 +213,23 @@ public struct XMLDictionaryEncoder: Sendable {
         }
         guard !hasOtherKeys else { return nil }
         guard isChanged else { return document }
-        let data = writer.out.finishData()
+        let data = try Self.document(of: writer, limit: sizeLimit)
         values = newValues
         entryEnds = newEnds
         document = data
         return data
+    }
+
+    /// The document `writer` made, unless it passed `limit`.
+    private static func document(of writer: consuming XMLWriter, limit: Int) throws(PropertyListError) -> Data {
+        guard !writer.out.isOverLimit else {
+            var error = PropertyListError(
+                kind: .tooLarge,
+                message: "the document would take \(writer.out.size) bytes, over the limit of \(limit) bytes")
+            error.size = writer.out.size
+            throw error
+        }
+        return writer.out.finishData()
     }
 
     /// Whether two values have the same XML: equal and of the same kind, and for reals and

@@ -5,8 +5,8 @@ import Foundation
 struct XMLWriter: ~Copyable {
     var out: ByteWriter
 
-    init(capacity: Int = 16 * 1024) {
-        out = ByteWriter(capacity: capacity)
+    init(capacity: Int = 16 * 1024, limit: Int = .max) {
+        out = ByteWriter(capacity: capacity, limit: limit)
     }
 
     static let header: StaticString = """

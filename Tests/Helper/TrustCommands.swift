@@ -10,7 +10,7 @@ import Darwin
 /// Commands for the trust tests: a value set just before a termination signal, increments from
 /// several processes at once, and suites opened over files that are not regular files.
 enum TrustCommands {
-    /// `trust-set-then-return DIR NAME KEY VALUE`: opens a suite in a function, sets KEY without
+    /// `trust-set-then-return DIR NAME KEY VALUE [--hour]`: opens a suite in a function, sets KEY without
     /// flushing, prints `ready`, sleeps until a signal interrupts the sleep, then returns from the
     /// function (releasing the suite) and from `main`, racing the termination-signal handler.
     static func setThenReturn(_ arguments: [String]) {
@@ -18,8 +18,39 @@ enum TrustCommands {
         setAndSleep(arguments)
     }
 
+    /// `trust-set-then-block DIR NAME KEY VALUE`: sets KEY in a suite whose writes wait an hour,
+    /// prints `ready`, then blocks in a way no signal interrupts: only the library's signal
+    /// thread can write the value before the signal ends the process.
+    static func setThenBlock(_ arguments: [String]) {
+        acceptTerminationSignals()
+        let suite = FileSuite(
+            name: arguments[1], directory: URL(fileURLWithPath: arguments[0], isDirectory: true), arguments: [],
+            coalescingDelay: .seconds(3600))
+        suite.set(arguments[3], forKey: arguments[2])
+        FileSuiteCommands.printFlushed("ready")
+        let never = DispatchSemaphore(value: 0)
+        while true { never.wait() }
+    }
+
+    /// `trust-key-set-then-return DIR NAME KEY VALUE`: as an app writes: a key with a default, in a
+    /// suite whose writes wait an hour, set through `Defaults[key]`; prints `ready`, sleeps until
+    /// a signal interrupts the sleep, then returns from `main`.
+    static func keySetThenReturn(_ arguments: [String]) {
+        acceptTerminationSignals()
+        let suite = FileSuite(
+            name: arguments[1], directory: URL(fileURLWithPath: arguments[0], isDirectory: true), arguments: [],
+            coalescingDelay: .seconds(3600))
+        let key = Defaults.Key<String>(arguments[2], default: "", suite: suite)
+        Defaults[key] = arguments[3]
+        FileSuiteCommands.printFlushed("ready")
+        sleep(30)
+    }
+
     private static func setAndSleep(_ arguments: [String]) {
-        let suite = FileSuiteCommands.suite(arguments)
+        // `--hour`: writes wait an hour, as an app's may, so only a flush writes the value.
+        let suite = FileSuite(
+            name: arguments[1], directory: URL(fileURLWithPath: arguments[0], isDirectory: true), arguments: [],
+            coalescingDelay: arguments.dropFirst(4).first == "--hour" ? .seconds(3600) : FileSuite.defaultCoalescingDelay)
         suite.set(arguments[3], forKey: arguments[2])
         FileSuiteCommands.printFlushed("ready")
         // Returns early when the signal arrives: its handler is installed with SA_RESTART, but

@@ -21,7 +21,7 @@ extension Defaults {
         // value, so only a default value that is a non-Sendable class instance is shared. A
         // dynamic default need not be Sendable either (as in Defaults): it runs on the reading
         // thread, which its caller takes on (see `UncheckedSendableClosure`).
-        private enum DefaultSource {
+        enum DefaultSource {
             case value(Value)
             case dynamic(@Sendable () -> Value)
         }
@@ -56,28 +56,26 @@ extension Defaults {
         ///   - defaultValue: The value a read returns while none is stored.
         ///   - suite: Where the value is stored; the standard suite unless given.
         ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
+        ///   - description: What the setting means, for people: the `defaults` command and the
+        ///     schema show it (``Defaults/exportSchema(of:to:)``). It costs nothing per read or
+        ///     write: it is kept in ``Defaults/KeyRegistry``, not on the key.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///
         /// A `name` that is not ASCII, starts with `@` or holds a `.` is logged as a warning and
         /// listed in ``Defaults/KeyRegistry/nameProblems``; the key works all the same.
-        public init(
+        public convenience init(
             _ name: String,
             default defaultValue: Value,
             suite: any DefaultsSuite = Defaults.standardSuite,
             iCloud: Bool = false,
+            description: String? = nil,
             file: StaticString = #fileID,
             line: UInt = #line
         ) {
-            defaultSource = .value(defaultValue)
-            decodeCache = DecodeCache()
-            declarationSite = KeyDeclarationSite(file: file, line: line)
-            super.init(name: name, suite: suite)
-            Defaults.KeyRegistry.register(self)
-            if let object = Value.storedForm(of: defaultValue) {
-                suite.register(defaults: [name: object])
-            }
-            if iCloud { SyncedKeyDeclarations.declare(self) }
+            self.init(
+                name, defaultSource: .value(defaultValue), suite: suite, iCloud: iCloud,
+                meaning: KeyMeaning(description: description), site: KeyDeclarationSite(file: file, line: line))
         }
 
         /// Creates a key whose default value is computed on each read of a missing value.
@@ -86,23 +84,48 @@ extension Defaults {
         ///   - name: The name the value is stored under in the suite.
         ///   - suite: Where the value is stored; the standard suite unless given.
         ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
+        ///   - description: What the setting means, for people, kept in ``Defaults/KeyRegistry``.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - defaultValueGetter: Computes the value a read returns while none is stored. As in
         ///     Defaults, it need not be `Sendable`: it runs on the thread that reads the key.
-        public init(
+        public convenience init(
             _ name: String,
             suite: any DefaultsSuite = Defaults.standardSuite,
             iCloud: Bool = false,
+            description: String? = nil,
             file: StaticString = #fileID,
             line: UInt = #line,
             default defaultValueGetter: @escaping () -> Value
         ) {
-            defaultSource = .dynamic(UncheckedSendableClosure(defaultValueGetter).call)
+            self.init(
+                name, defaultSource: .dynamic(UncheckedSendableClosure(defaultValueGetter).call), suite: suite,
+                iCloud: iCloud, meaning: KeyMeaning(description: description),
+                site: KeyDeclarationSite(file: file, line: line))
+        }
+
+        /// Every initializer ends here: the key is registered (with its meaning, which only the
+        /// registry keeps), its static default registered with the suite, and a synced key noted.
+        init(
+            _ name: String,
+            defaultSource: DefaultSource,
+            suite: any DefaultsSuite,
+            iCloud: Bool,
+            meaning: KeyMeaning,
+            site: KeyDeclarationSite
+        ) {
+            self.defaultSource = defaultSource
             decodeCache = DecodeCache()
-            declarationSite = KeyDeclarationSite(file: file, line: line)
+            declarationSite = site
             super.init(name: name, suite: suite)
-            Defaults.KeyRegistry.register(self)
+            var storedDefault: Any?
+            if case .value(let defaultValue) = defaultSource {
+                storedDefault = Value.storedForm(of: defaultValue)
+            }
+            Defaults.KeyRegistry.register(self, storedDefault: storedDefault, iCloud: iCloud, meaning: meaning)
+            if let storedDefault {
+                suite.register(defaults: [name: storedDefault])
+            }
             if iCloud { SyncedKeyDeclarations.declare(self) }
         }
 
@@ -112,12 +135,13 @@ extension Defaults {
             default defaultValue: Value,
             suite: UserDefaults,
             iCloud: Bool = false,
+            description: String? = nil,
             file: StaticString = #fileID,
             line: UInt = #line
         ) {
             self.init(
-                name, default: defaultValue, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, file: file,
-                line: line)
+                name, default: defaultValue, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud,
+                description: description, file: file, line: line)
         }
 
         /// Creates a key with a dynamic default value in a `UserDefaults` suite.
@@ -125,13 +149,14 @@ extension Defaults {
             _ name: String,
             suite: UserDefaults,
             iCloud: Bool = false,
+            description: String? = nil,
             file: StaticString = #fileID,
             line: UInt = #line,
             default defaultValueGetter: @escaping () -> Value
         ) {
             self.init(
-                name, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, file: file, line: line,
-                default: defaultValueGetter)
+                name, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, description: description, file: file,
+                line: line, default: defaultValueGetter)
         }
 
         // The read and write paths are inlinable so that code using a key gets a copy specialized
@@ -221,10 +246,11 @@ extension Defaults.Key {
         _ name: String,
         suite: any DefaultsSuite = Defaults.standardSuite,
         iCloud: Bool = false,
+        description: String? = nil,
         file: StaticString = #fileID,
         line: UInt = #line
     ) where Value == Wrapped? {
-        self.init(name, default: nil, suite: suite, iCloud: iCloud, file: file, line: line)
+        self.init(name, default: nil, suite: suite, iCloud: iCloud, description: description, file: file, line: line)
     }
 
     /// Creates an optional key in a `UserDefaults` suite whose default value is `nil`.
@@ -232,9 +258,12 @@ extension Defaults.Key {
         _ name: String,
         suite: UserDefaults,
         iCloud: Bool = false,
+        description: String? = nil,
         file: StaticString = #fileID,
         line: UInt = #line
     ) where Value == Wrapped? {
-        self.init(name, default: nil, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, file: file, line: line)
+        self.init(
+            name, default: nil, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, description: description,
+            file: file, line: line)
     }
 }

@@ -1,3 +1,6 @@
+import DefaultsSchema
+import Foundation
+
 extension Defaults {
     /// One declaration of a key, as ``KeyRegistry`` records it: which name, in which suite, of
     /// which value type, and where in the source.
@@ -12,6 +15,9 @@ extension Defaults {
         public let file: String
         /// The line that declares the key.
         public let line: UInt
+        /// The key as its schema shows it: stored type, default in stored form, description,
+        /// allowed values and whether it syncs (see ``Defaults/exportSchema(of:to:)``).
+        public let schema: KeySchema
 
         /// The value type compared for collisions: optionals unwrapped, since `Int` and `Int?`
         /// store the same thing.
@@ -44,6 +50,20 @@ extension Defaults {
 struct KeyDeclarationSite: Sendable {
     let file: StaticString
     let line: UInt
+}
+
+/// The property-list type a value of `type` is stored as, when the type alone tells (for a key
+/// with no default to look at: an optional whose default is `nil`, a dynamic default).
+func inferredStoredType(of type: Any.Type) -> StoredType? {
+    switch unwrappedValueType(type) {
+    case is any BinaryInteger.Type: .integer
+    case is any BinaryFloatingPoint.Type: .real
+    case is Bool.Type: .boolean
+    case is String.Type: .string
+    case is Date.Type: .date
+    case is Data.Type: .data
+    default: nil
+    }
 }
 
 /// Lets the registry see through `Optional` to the type a key stores.

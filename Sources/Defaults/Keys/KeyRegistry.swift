@@ -1,3 +1,4 @@
+import DefaultsSchema
 import Synchronization
 
 extension Defaults {
@@ -34,6 +35,7 @@ extension Defaults {
 
         private static let entries = Mutex<[ObjectIdentifier: SuiteEntry]>([:])
         private static let namesBreakingRules = Mutex<[KeyNameProblem]>([])
+        private static let defaultsOutsideAllowedValues = Mutex<[KeyDefaultProblem]>([])
 
         /// Every key declaration of suites that still exist, sorted by suite and name.
         public static var declarations: [KeyDeclaration] {
@@ -62,6 +64,13 @@ extension Defaults {
             namesBreakingRules.withLock { $0 }
         }
 
+        /// Every key declared with a default outside its own allowed values (`range:` or
+        /// `choices:`), once per declaration, in the order the keys were created. Each was logged
+        /// as a warning when created; a test of an app can expect this list to be empty.
+        public static var defaultValueProblems: [KeyDefaultProblem] {
+            defaultsOutsideAllowedValues.withLock { $0 }
+        }
+
         /// Logs and lists a key name that breaks the rules, once per name.
         static func record(_ problem: KeyNameProblem, suiteName: String) {
             let isNew = namesBreakingRules.withLock { problems in
@@ -75,14 +84,37 @@ extension Defaults {
         }
 
         /// Records a new key; reports a conflict with an earlier one.
-        static func register<Value>(_ key: Key<Value>) {
+        ///
+        /// The key's schema is made here, once per declaration, from the default's stored form
+        /// (`storedDefault`, which the key registers with its suite anyway) and its meaning.
+        static func register<Value>(_ key: Key<Value>, storedDefault: Any?, iCloud: Bool, meaning: KeyMeaning) {
+            let defaultValue = storedDefault.flatMap(SchemaValue.init(storedObject:))
             let declaration = KeyDeclaration(
                 name: key.name,
                 suiteName: key.suite.name,
                 valueType: Value.self,
                 file: key.declarationSite.file.description,
-                line: key.declarationSite.line
+                line: key.declarationSite.line,
+                schema: KeySchema(
+                    name: key.name,
+                    type: defaultValue?.storedType ?? inferredStoredType(of: Value.self),
+                    swiftType: String(reflecting: Value.self),
+                    defaultValue: defaultValue,
+                    isDefaultDynamic: key.isDefaultValueDynamic,
+                    description: meaning.description,
+                    allowedValues: meaning.allowedValues,
+                    iCloud: iCloud
+                )
             )
+            if !meaning.isDefaultAllowed {
+                record(
+                    KeyDefaultProblem(
+                        declaration: declaration,
+                        defaultValue: String(describing: key.defaultValue),
+                        allowedValues: meaning.allowedSummary ?? "its allowed values"
+                    )
+                )
+            }
             let suite = key.suite
             let id = ObjectIdentifier(suite)
             let newConflict = entries.withLock { entries -> KeyConflict? in
@@ -104,6 +136,20 @@ extension Defaults {
             Defaults.logger.warning(
                 "\(conflict.description)",
                 metadata: ["key": "\(conflict.name)", "suite": "\(conflict.suiteName)"]
+            )
+        }
+
+        /// Logs and lists a default outside its key's allowed values, once per declaration.
+        private static func record(_ problem: KeyDefaultProblem) {
+            let isNew = defaultsOutsideAllowedValues.withLock { problems in
+                guard !problems.contains(problem) else { return false }
+                problems.append(problem)
+                return true
+            }
+            guard isNew else { return }
+            Defaults.logger.warning(
+                "\(problem.description)",
+                metadata: ["key": "\(problem.declaration.name)", "suite": "\(problem.declaration.suiteName)"]
             )
         }
 

@@ -38,23 +38,23 @@ extension Defaults {
     ///     before `observe` returns; `[]` reports changes only.
     ///   - handler: Called with each change.
     /// - Returns: The observation. It stops when invalidated or no longer referenced, unless tied to
-    ///   an object's lifetime with ``Observation/tieToLifetime(of:)``.
+    ///   an object's lifetime with ``KeyObservation/tieToLifetime(of:)``.
     public static func observe<Value: Serializable>(
         _ key: Key<Value>,
         options: ObservationOptions = [.initial],
         handler: @escaping (KeyChange<Value>) -> Void
-    ) -> Observation {
+    ) -> KeyObservation {
         // Called on the thread that makes a change, as Defaults calls it (see above).
         let handler = UncheckedSendableClosure(handler).call
         // Values are decoded on the delivering thread from the stored objects, so `Value` need
         // not be Sendable: no typed value is ever handed from one thread to another.
         // Observers of one key share one read and decode per change, when values can be shared.
         if KeyBroadcast<Value>.isUsable {
-            return Observation(core: key.broadcast().join(initial: options.wantsInitial, handler: handler))
+            return KeyObservation(core: key.broadcast().join(initial: options.wantsInitial, handler: handler))
         }
         let delivery = KeyChangeHandler(reader: KeyValueReader(key), handler: handler)
         let core = ObservationCore(keys: delivery.reader.keys, deliver: delivery.deliver)
-        let observation = Observation(core: core)
+        let observation = KeyObservation(core: core)
         core.start(initial: options.wantsInitial)
         return observation
     }
@@ -75,7 +75,7 @@ extension Defaults {
         keys: Keys...,
         options: ObservationOptions = [.initial],
         handler: @escaping () -> Void
-    ) -> Observation {
+    ) -> KeyObservation {
         observe(keys: keys, options: options, handler: handler)
     }
 
@@ -85,11 +85,11 @@ extension Defaults {
         keys: [Keys],
         options: ObservationOptions = [.initial],
         handler: @escaping () -> Void
-    ) -> Observation {
+    ) -> KeyObservation {
         // Called on the thread that makes a change, as Defaults calls it.
         let handler = UncheckedSendableClosure(handler)
         let core = ObservationCore(keys: ObservedKeys(keys)) { _ in handler.call() }
-        let observation = Observation(core: core)
+        let observation = KeyObservation(core: core)
         core.start(initial: options.wantsInitial)
         return observation
     }

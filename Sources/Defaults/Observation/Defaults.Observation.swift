@@ -1,4 +1,26 @@
+/// What every observation is, as in the Defaults library: a class that can be invalidated and tied
+/// to an object's lifetime. Spelled ``Defaults/Observation``; code keeps observations of any kind
+/// as `[any Defaults.Observation]` (or `[Defaults.Observation]`).
+public protocol _DefaultsObservation: AnyObject, Sendable {
+    /// Whether the handler can still be called (an addition to the Defaults library's protocol).
+    var isValid: Bool { get }
+
+    /// Stops the observation: its handler is not called again.
+    func invalidate()
+
+    /// Keeps this observation alive for as long as, and no longer than, `weaklyHeldObject`.
+    @discardableResult
+    func tieToLifetime(of weaklyHeldObject: AnyObject) -> Self
+
+    /// Breaks the tie made by ``tieToLifetime(of:)``, if there is one.
+    func removeLifetimeTie()
+}
+
 extension Defaults {
+    /// An observation, as the Defaults library names it: what ``KeyObservation`` (the type
+    /// ``Defaults/observe(_:options:handler:)`` returns) conforms to.
+    public typealias Observation = _DefaultsObservation
+
     /// A running observation made by ``Defaults/observe(_:options:handler:)`` or
     /// ``Defaults/observe(keys:options:handler:)-(Defaults.Keys...,_,_)``.
     ///
@@ -16,7 +38,7 @@ extension Defaults {
     ///     }
     /// }
     /// ```
-    public final class Observation: Sendable {
+    public final class KeyObservation: Observation {
         let core: any ObservationHandle
 
         init(core: any ObservationHandle) {
@@ -88,7 +110,7 @@ extension Defaults.ObservationOptions {
     }
 }
 
-/// What an ``Defaults/Observation`` controls: an ``ObservationCore``, or one observer of a
+/// What an ``Defaults/KeyObservation`` controls: an ``ObservationCore``, or one observer of a
 /// ``KeyBroadcast``.
 protocol ObservationHandle: Sendable {
     func invalidate()

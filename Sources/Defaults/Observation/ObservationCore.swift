@@ -208,7 +208,7 @@ final class ObservationCore: ObservationHandle {
 /// An observation's tie to the lifetime of another object.
 struct LifetimeTie: Sendable {
     let object: WeakReference
-    /// The object that owns the observation (an ``Defaults/Observation``), kept alive by the tie.
+    /// The object that owns the observation (an ``Defaults/KeyObservation``), kept alive by the tie.
     let owner: AnyObject & Sendable
 }
 

@@ -26,6 +26,11 @@ enum TerminationSignals {
 
     private static let isInstalled = Mutex(false)
 
+    /// Whether the final flush has returned. Held for the whole flush: the signal thread and the
+    /// exit path (`main` returning because the signal interrupted it) may both get there, and
+    /// whichever comes second waits for the first's flush to return before it ends the process.
+    private static let finalFlush = Mutex(false)
+
     static func installIfDefault() {
         isInstalled.withLock { isInstalled in
             guard !isInstalled else { return }
@@ -97,7 +102,7 @@ enum TerminationSignals {
             let count = withUnsafeMutableBytes(of: &signal) { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count == MemoryLayout<Int32>.size else { return }
-            SuiteRegistry.flushAll(reportingTo: Defaults.logger)
+            flushOnce()
             resetToDefault(signal)
             // To the process, not this thread (which is what `raise` targets): it ends the
             // process as the original signal would have.
@@ -109,7 +114,7 @@ enum TerminationSignals {
     private static func endIfSignalled() {
         let signal = receivedTerminationSignal
         guard signal != 0 else { return }
-        SuiteRegistry.flushAll(reportingTo: Defaults.logger)
+        flushOnce()
         resetToDefault(signal)
         var mask = sigset_t()
         sigemptyset(&mask)
@@ -117,6 +122,16 @@ enum TerminationSignals {
         pthread_sigmask(SIG_UNBLOCK, &mask, nil)
         // To this thread: delivered before `raise` returns.
         raise(signal)
+    }
+
+    /// Flushes every suite, once, whoever asks first; a second caller returns only once that
+    /// flush has returned, so that neither ends the process while the other still writes.
+    private static func flushOnce() {
+        finalFlush.withLock { isDone in
+            guard !isDone else { return }
+            SuiteRegistry.flushAll(reportingTo: Defaults.logger)
+            isDone = true
+        }
     }
 
     static func resetToDefault(_ signal: Int32) {

@@ -11,12 +11,13 @@ import Synchronization
 /// Changes are announced for writes made through this suite. Foundation posts no change
 /// notification on Linux, so a value set with `UserDefaults.set(_:forKey:)` directly, or by another
 /// process, is not seen until it is read.
-public final class UserDefaultsSuite: DefaultsSuite, EditableSuite, @unchecked Sendable {
-    // `@unchecked`: Foundation documents UserDefaults as thread-safe; it is not marked Sendable
-    // only because it is an open class. The rest of the state is behind a Mutex.
-
+public final class UserDefaultsSuite: DefaultsSuite, EditableSuite, Sendable {
     /// The wrapped defaults object.
-    public let userDefaults: UserDefaults
+    ///
+    /// `nonisolated(unsafe)`, the one exemption of this class (the compiler checks the rest):
+    /// Foundation documents `UserDefaults` as thread-safe; it is not marked `Sendable` only
+    /// because it is an open class.
+    public nonisolated(unsafe) let userDefaults: UserDefaults
     public let name: String
     public let changes = SuiteChangeCenter()
     private let problemLog = SuiteProblems()

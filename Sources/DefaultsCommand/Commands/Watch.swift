@@ -102,7 +102,7 @@ final class ChangePrinter: Sendable {
     private let suite: FileSuite
     private let json: Bool
     /// The observation of each watched key, by name.
-    private let observations = Mutex<[String: Defaults.Observation]>([:])
+    private let observations = Mutex<[String: Defaults.KeyObservation]>([:])
     /// Held while printing, so that lines from two threads are not interleaved.
     private let output = Mutex(())
 

@@ -1,5 +1,7 @@
 import ArgumentParser
 import DefaultsPropertyList
+import DefaultsSchema
+import Foundation
 
 /// `defaults write domain key value` and `defaults write domain '{ … }'`.
 struct Write: ParsableCommand {
@@ -22,6 +24,9 @@ struct Write: ParsableCommand {
               -dict <key> <value>…    -dict-add <key> <value>…
               (array and dictionary values are bare or typed: -int 5)
             A single argument after the domain replaces the whole domain.
+            A key the domain's schema declares (see `defaults keys`) takes a value without a type \
+            flag, read as the key's type (`defaults write com.example.app fontSize 14`), and a value \
+            of another type, or outside the values the key allows, is refused (exit 1).
             """
     )
 
@@ -43,14 +48,29 @@ struct Write: ParsableCommand {
             throw CommandFailure.usage("Missing key and value", usage)
         }
         let store = DomainStore()
+        let schema = Self.schemaForChecking(domain)
         if arguments.count == 1 {
-            let values = try ValueParsing.domainValues(key)
+            var values = try ValueParsing.domainValues(key)
+            if let schema {
+                for (name, value) in values {
+                    values[name] =
+                        try schema.schema.key(named: name)?.checked(value, in: domain, schemaFile: schema.file)
+                        ?? value
+                }
+            }
             try DomainAdministration.refuseReplacement(with: values, in: domain)
             try store.change(domain, replacingDamaged: true) { edit in edit.replaceAll(with: values) }
             return
         }
-        // Parsed before the domain is opened: a value that does not parse changes nothing.
-        let value = try ValueParsing.writeValue(Array(arguments.dropFirst()))
+        // Parsed (and checked against the schema) before the domain is opened: a value that does
+        // not parse or fit changes nothing.
+        let words = Array(arguments.dropFirst())
+        let value: WriteValue
+        if let schema, let keySchema = schema.schema.key(named: key) {
+            value = try Self.checkedValue(words, for: keySchema, in: domain, schemaFile: schema.file)
+        } else {
+            value = try ValueParsing.writeValue(words)
+        }
         try DomainAdministration.refuseWrite(of: key, in: domain)
         try store.change(domain) { (edit) throws(CommandFailure) in
             switch value {
@@ -77,6 +97,50 @@ struct Write: ParsableCommand {
                 }
                 edit.set(.dictionary(dictionary.merging(entries) { _, new in new }), forKey: key)
             }
+        }
+    }
+
+    /// The domain's schema, to check writes against; a schema that cannot be read is reported on
+    /// standard error and the write goes on unchecked, as for a domain with no schema.
+    private static func schemaForChecking(_ domain: Domain) -> SchemaCatalog.Found? {
+        do {
+            return try SchemaCatalog.schema(of: domain)
+        } catch {
+            Output.printError("\(error.message); the value is written unchecked")
+            return nil
+        }
+    }
+
+    /// The value `words` give a key the schema declares: a single bare word read as the key's
+    /// type, or typed by a flag as always; either way checked against the key's type and
+    /// allowed values.
+    private static func checkedValue(
+        _ words: [String], for key: KeySchema, in domain: Domain, schemaFile: URL
+    ) throws(CommandFailure) -> WriteValue {
+        // A word shaped like a flag (`-int`, or a mistyped `-interger`) is a flag; `-5` is a value.
+        let isFlag = words.first.map { $0.dropFirst().first?.isLetter == true && $0.hasPrefix("-") } ?? false
+        if words.count == 1, let word = words.first, !isFlag {
+            guard let value = key.parseUntyped(word) else {
+                let expected = key.type.map(\.withArticle) ?? "a value"
+                throw CommandFailure(
+                    "Refused to write \(key.name) of \(domain.displayName): \(key.name) is \(expected) "
+                        + "(\(key.swiftType)), and \(word) is not (schema \(schemaFile.path)). Nothing was written.")
+            }
+            return .set(try key.checked(value, in: domain, schemaFile: schemaFile))
+        }
+        let value = try ValueParsing.writeValue(words)
+        switch value {
+        case .set(let value):
+            return .set(try key.checked(value, in: domain, schemaFile: schemaFile))
+        case .arrayAdd, .dictionaryAdd:
+            let added: StoredType = if case .arrayAdd = value { .array } else { .dictionary }
+            if let type = key.type, type != added {
+                throw CommandFailure(
+                    "Refused to write \(key.name) of \(domain.displayName): \(key.name) is \(type.withArticle) "
+                        + "(\(key.swiftType)), and \(words[0]) adds to \(added.withArticle) "
+                        + "(schema \(schemaFile.path)). Nothing was written.")
+            }
+            return value
         }
     }
 }

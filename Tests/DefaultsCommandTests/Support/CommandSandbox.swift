@@ -22,10 +22,18 @@ final class CommandSandbox {
     static var executable: String { builtExecutable("defaults") }
 
     /// What the command's environment has on top of this process's: this directory as its
-    /// `XDG_CONFIG_HOME`, and UTC for the dates it prints.
+    /// `XDG_CONFIG_HOME`, schemas only under it (``dataHome`` and ``systemData``, never the
+    /// user's own), and UTC for the dates it prints.
     var environment: [String: String] {
-        ["XDG_CONFIG_HOME": path, "TZ": "UTC"]
+        ["XDG_CONFIG_HOME": path, "XDG_DATA_HOME": dataHome.path, "XDG_DATA_DIRS": systemData.path, "TZ": "UTC"]
     }
+
+    /// The `XDG_DATA_HOME` of the command and of the programs a test starts: where a program
+    /// exports its schema (`defaults/schemas/<domain>.json`).
+    var dataHome: URL { directory.appendingPathComponent("data", isDirectory: true) }
+
+    /// The one directory of `XDG_DATA_DIRS`: where a package would install schemas.
+    var systemData: URL { directory.appendingPathComponent("system-data", isDirectory: true) }
 
     /// Runs `defaults arguments…` to completion, with `input` on its standard input.
     @discardableResult

@@ -150,10 +150,16 @@ struct FileSuiteBasicsTests {
         #expect(standard.fileURL.deletingLastPathComponent().path == FileSuite.defaultDirectory.path)
     }
 
-    @Test func standardSuiteMirrorsRegisteredDefaultsIntoUserDefaults() {
-        let name = "fileSuiteMirrorTest\(UUID().uuidString.prefix(8))"
+    /// The standard suite keeps its registered defaults to itself: Foundation's
+    /// `UserDefaults.standard` is not even created (it would cost every program's start), and a
+    /// key read through it still falls back to the key's default.
+    @Test func standardSuiteRegistersWithoutFoundationsUserDefaults() {
+        let name = "fileSuiteRegistrationTest\(UUID().uuidString.prefix(8))"
         FileSuite.standard.register(defaults: [name: true])
-        #expect(UserDefaults.standard.bool(forKey: name))
+        #expect(FileSuite.standard.object(forKey: name) as? Bool == true)
+        #expect(UserDefaults.standard.object(forKey: name) == nil)
+        let key = Defaults.Key<Bool>(name, default: true)
+        #expect(UserDefaults.standard[key])
     }
     #endif
 }

@@ -30,6 +30,34 @@ extension Trust {
             }
         }
 
+        /// An app's write waits to be written (its suite's delay is an hour), and SIGTERM comes on a
+        /// busy machine: the value is on disk when the signal has ended the process, whether the
+        /// signal makes `main` return (the exit path and the signal thread both flush) or `main`
+        /// stays blocked (the signal thread alone), and whether the write goes through the suite
+        /// or a key.
+        @Test(arguments: ["trust-set-then-return --hour", "trust-key-set-then-return", "trust-set-then-block"])
+        func valueWrittenBeforeSIGTERMOnABusyMachineIsOnDisk(command: String) throws {
+            let directory = try FileSuiteTemporaryDirectory()
+            // Two processes that keep both cores busy while the rounds run.
+            let load = try (0..<2).map { _ in try ChildProcess("/bin/sh", ["-c", "while :; do :; done"]) }
+            defer { load.forEach { $0.kill() } }
+            let words = command.split(separator: " ").map(String.init)
+            for round in 0..<25 {
+                let name = "busy\(round)"
+                let child = try TestHelper.start(
+                    [words[0], directory.path, name, "key", "value \(round)"] + words.dropFirst(),
+                    environment: ["XDG_CONFIG_HOME": directory.path])
+                _ = try child.line { $0 == "ready" }
+                usleep(UInt32(round % 4) * 5_000)
+                child.signal(SIGTERM)
+                #expect(try child.wait() == .signaled(SIGTERM), "round \(round)")
+                let values = try? directory.storedValues(name)
+                #expect(
+                    values?["key"] as? String == "value \(round)",
+                    "round \(round): the file holds \(values.map { "\($0)" } ?? "nothing")")
+            }
+        }
+
         /// A program that blocks SIGTERM in every thread and takes it when pending (as with
         /// `signalfd`) handles it itself: the library must not take the signal from it (and end
         /// the process).

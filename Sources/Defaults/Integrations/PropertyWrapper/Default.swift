@@ -94,7 +94,7 @@ public struct Default<Value: Defaults.Serializable>: Sendable {
     public func observe(
         options: Defaults.ObservationOptions = [.initial],
         _ handler: @escaping (Defaults.KeyChange<Value>) -> Void
-    ) -> Defaults.Observation {
+    ) -> Defaults.KeyObservation {
         Defaults.observe(key, options: options, handler: handler)
     }
 }

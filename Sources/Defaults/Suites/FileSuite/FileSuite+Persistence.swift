@@ -224,7 +224,7 @@ extension FileSuite {
                 if candidates == nil {
                     candidates = pending.changes.compactMap { key, edit in
                         guard case .set(let value) = edit else { return nil }
-                        return (key, value, Self.encodedSize(key, value))
+                        return (key, value, SuiteFile.encodedSize(key, value))
                     }.sorted { $0.size < $1.size }
                     if case .values(let read, _) = file.read() {
                         stored = read
@@ -242,11 +242,6 @@ extension FileSuite {
                 changedKeys = nil
             }
         }
-    }
-
-    private static func encodedSize(_ key: String, _ value: PropertyListValue) -> Int {
-        var encoder = XMLDictionaryEncoder()
-        return (try? encoder.encode([key: value]).count) ?? 0
     }
 
     /// Puts back in memory the value the file holds for each refused key (unless it changed

@@ -2,7 +2,7 @@ import DefaultsFiles
 import DefaultsPropertyList
 import Foundation
 
-/// Reading the suite's file when it may be damaged (``SuiteFile/readMovingDamagedAside(holdingLock:expectingContent:)``):
+/// Reading the suite's file when it may be damaged (``SuiteFile/readMovingDamagedAside(holdingLock:)``):
 /// a file that does not parse is moved aside to a named backup, never overwritten; a directory,
 /// FIFO, device or unreadable file is left alone and blocks writes; either way the suite goes on
 /// with its defaults and in-memory values, and says so.
@@ -20,13 +20,13 @@ extension FileSuite {
     /// Reads the file now, moving a damaged one aside. Problems are appended to `problems`, for
     /// the caller to report once it holds no lock.
     static func readMovingDamagedAside(
-        _ file: SuiteFile, suiteName: String, fileURL: URL, holdingLock: Bool, expectingContent: Bool = false,
+        _ file: SuiteFile, suiteName: String, fileURL: URL, holdingLock: Bool,
         problems: inout [DefaultsError]
     ) -> ReadOutcome {
         func problem(_ message: String, backupURL: URL? = nil) -> DefaultsError {
             DefaultsError(suite: suiteName, kind: .unreadable, fileURL: fileURL, backupURL: backupURL, message: message)
         }
-        switch file.readMovingDamagedAside(holdingLock: holdingLock, expectingContent: expectingContent) {
+        switch file.readMovingDamagedAside(holdingLock: holdingLock) {
         case .values(let values, let identity):
             return .values(values, identity)
         case .absent(nil):
@@ -52,14 +52,9 @@ extension FileSuite {
         }
     }
 
-    /// ``readMovingDamagedAside(_:suiteName:fileURL:holdingLock:expectingContent:problems:)`` for
-    /// this suite. A file that held values when this suite last read or wrote it and is found
-    /// empty is read again until it has content (another program rewriting it in place), or for a
-    /// while.
+    /// ``readMovingDamagedAside(_:suiteName:fileURL:holdingLock:problems:)`` for this suite.
     func readFile(holdingLock: Bool, problems: inout [DefaultsError]) -> ReadOutcome {
-        let expectingContent = fileState.withLock { ($0.loadedIdentity?.size ?? 0) > 0 }
-        return Self.readMovingDamagedAside(
-            file, suiteName: name, fileURL: fileURL, holdingLock: holdingLock, expectingContent: expectingContent,
-            problems: &problems)
+        Self.readMovingDamagedAside(
+            file, suiteName: name, fileURL: fileURL, holdingLock: holdingLock, problems: &problems)
     }
 }

@@ -42,7 +42,8 @@ import Synchronization
 ///   suite goes on with its defaults. A directory, FIFO or device in the file's place is never
 ///   opened for long nor read (a file over 64 MB is not read either): it is reported and left in
 ///   place, and writes fail until it is gone. A write that fails keeps the values in memory and is
-///   retried. An empty file is an empty suite.
+///   retried. An empty file is an empty suite, once it has stayed empty for 3 seconds: another
+///   program may be rewriting it in place (truncate, then write).
 /// - **Links**: a suite file that is a link the user made (a dotfile kept in a repository), or a
 ///   chain of them, to a regular file the user owns (or a missing one in a directory the user
 ///   owns) is read through and written through: its target is replaced atomically in the target's
@@ -63,9 +64,6 @@ public final class FileSuite: DefaultsSuite {
     /// The property list and its companions (lock, temporary and backup files).
     let file: SuiteFile
     let coalescingDelay: Duration
-    /// The standard suite mirrors registered defaults into `UserDefaults.standard`, so that code
-    /// reading it directly sees them as Foundation code expects.
-    let mirrorsRegistrationToStandardUserDefaults: Bool
     /// Which version of the file the store's values came from; changed only holding `io`.
     let fileState: Mutex<FileState>
     /// Serializes this process's disk I/O for the suite (writes and reloads), so that a reload
@@ -111,7 +109,6 @@ public final class FileSuite: DefaultsSuite {
         name: Defaults.standardSuiteName,
         arguments: nil,
         coalescingDelay: defaultCoalescingDelay,
-        mirrorsRegistration: true,
         administratorDirectories: defaultAdministratorDirectories
     )
 
@@ -150,7 +147,6 @@ public final class FileSuite: DefaultsSuite {
             name: name,
             arguments: arguments,
             coalescingDelay: coalescingDelay,
-            mirrorsRegistration: false,
             administratorDirectories: administratorDirectories ?? Self.defaultAdministratorDirectories
         )
     }
@@ -169,16 +165,12 @@ public final class FileSuite: DefaultsSuite {
         coalescingDelay: Duration = FileSuite.defaultCoalescingDelay
     ) {
         self.init(
-            fileURL: fileURL,
-            name: name,
-            arguments: arguments,
-            coalescingDelay: coalescingDelay,
-            mirrorsRegistration: false
-        )
+            fileURL: fileURL, name: name, arguments: arguments, coalescingDelay: coalescingDelay,
+            administratorDirectories: [])
     }
 
     init(
-        fileURL: URL, name: String?, arguments: [String]?, coalescingDelay: Duration, mirrorsRegistration: Bool,
+        fileURL: URL, name: String?, arguments: [String]?, coalescingDelay: Duration,
         administratorDirectories: [URL] = []
     ) {
         let file = SuiteFile(url: fileURL)
@@ -186,7 +178,6 @@ public final class FileSuite: DefaultsSuite {
         self.fileURL = URL(fileURLWithPath: file.path, isDirectory: false)
         self.name = name ?? (file.fileName.hasSuffix(".plist") ? String(file.fileName.dropLast(6)) : file.fileName)
         self.coalescingDelay = coalescingDelay
-        self.mirrorsRegistrationToStandardUserDefaults = mirrorsRegistration
         let launchArguments = arguments ?? Array(ProcessInfo.processInfo.arguments.dropFirst())
         var problems: [DefaultsError] = []
         let values: [String: PropertyListValue]
@@ -243,11 +234,7 @@ public final class FileSuite: DefaultsSuite {
     }
 
     public func register(defaults: [String: Any]) {
-        let values = registrable(defaults)
-        if mirrorsRegistrationToStandardUserDefaults {
-            UserDefaults.standard.register(defaults: values.mapValues(\.object))
-        }
-        edit(.register(values))
+        edit(.register(registrable(defaults)))
     }
 
     public func persistentValues() -> [String: Any] {

@@ -1,0 +1,35 @@
+import ArgumentParser
+import DefaultsPropertyList
+
+/// `defaults describe domain key`: what the domain's schema says about a key.
+struct Describe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "describe",
+        abstract: "Describe a key of a domain's schema: its meaning, type, default, allowed values and value."
+    )
+
+    @OptionGroup var selection: DomainSelection
+
+    @Argument(
+        help: ArgumentHelp("The domain, then the key.", valueName: "domain> <key"),
+        completion: .custom(completeDomainNames)
+    )
+    var arguments: [String] = []
+
+    func run() throws {
+        let (domain, name) = try selection.requireDomain(
+            andOne: "key", from: arguments, usage: "defaults describe <domain> <key>")
+        let (key, found) = try SchemaCatalog.requireKey(name, of: domain)
+        Output.print(key.description ?? "(no description)")
+        Output.print("type: \(key.type?.rawValue ?? "any type") (\(key.swiftType))")
+        Output.print("default: \(key.defaultText)")
+        if let allowedValues = key.allowedValues {
+            Output.print("allows: \(allowedValues.summary)")
+        }
+        if let value = try SchemaKeyValues(domain).current(name) {
+            Output.print("value: \(Output.text(value.object))")
+        }
+        Output.print("syncs: \(key.iCloud ? "yes" : "no")")
+        Output.print("schema: \(found.file.path)")
+    }
+}

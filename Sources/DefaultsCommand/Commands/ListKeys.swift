@@ -1,0 +1,59 @@
+import ArgumentParser
+import DefaultsPropertyList
+import DefaultsSchema
+
+/// `defaults keys domain`: every key of the domain's schema, with its type, default, current
+/// value and description.
+struct ListKeys: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "List the keys a domain's schema declares: type, default, current value, description.",
+        discussion: """
+            The schema is the file a program exports with Defaults.exportSchema(): \
+            $XDG_DATA_HOME/defaults/schemas/<domain>.json (~/.local/share unless set), then \
+            defaults/schemas/<domain>.json under each of $XDG_DATA_DIRS (/usr/local/share:/usr/share). \
+            The current value is what programs read: the administrator's layers included.
+            """
+    )
+
+    @Argument(help: "The domain.", completion: .custom(completeDomainNames))
+    var domain: String
+
+    func run() throws {
+        let domain = try Domain(argument: domain)
+        let found = try SchemaCatalog.require(domain)
+        let values = try SchemaKeyValues(domain)
+        for key in found.schema.keys {
+            Output.print(key.listLine(value: values.current(key.name)))
+            if let description = key.description {
+                Output.print("    " + description)
+            }
+        }
+    }
+}
+
+extension KeySchema {
+    /// `fontSize (integer, Swift.Int) = 14, default 12, allows 8 through 72, syncs`.
+    func listLine(value: PropertyListValue?) -> String {
+        var line = "\(Output.quotedKey(name)) (\(type?.rawValue ?? "any type"), \(swiftType))"
+        if let value {
+            line += " = \(Output.text(value.object))"
+        }
+        line += ", default \(defaultText)"
+        if let allowedValues {
+            line += ", allows \(allowedValues.summary)"
+        }
+        if iCloud {
+            line += ", syncs"
+        }
+        return line
+    }
+
+    /// The default as people read it: its value, `none` or `computed when read`.
+    var defaultText: String {
+        if let defaultValue {
+            return Output.text(PropertyListValue(defaultValue).object)
+        }
+        return isDefaultDynamic ? "computed when read" : "none"
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+
+/// `defaults writable domain key`: whether a write of the key would be read, and why not.
+struct Writable: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "writable",
+        abstract: "Tell whether a key can be changed, and why not.",
+        discussion: """
+            Prints `true`, or `false` and the administrator's managed file that enforces the key \
+            (<dir>/managed/<domain>.plist of XDG_CONFIG_DIRS); exits 0 either way.
+            """
+    )
+
+    @OptionGroup var selection: DomainSelection
+
+    @Argument(
+        help: ArgumentHelp("The domain (unless -g or --path is given), then the key.", valueName: "domain> <key"),
+        completion: .custom(completeDomainNames)
+    )
+    var arguments: [String] = []
+
+    func run() throws {
+        let (domain, key) = try selection.requireDomain(
+            andOne: "key", from: arguments, usage: "defaults writable <domain> <key>")
+        if let managed = DomainAdministration.files(forKey: key, in: domain).managed {
+            Output.print("false: managed by the administrator in \(managed.path)")
+        } else {
+            Output.print("true")
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/// One key of a domain's schema: what a program declared with `Defaults.Key`.
+public struct KeySchema: Sendable, Hashable, Codable {
+    /// The name the value is stored under.
+    public var name: String
+    /// The property-list type of the stored value; `nil` when the program could not tell it (an
+    /// optional key of a type that is stored in several forms), and then nothing is checked.
+    public var type: StoredType?
+    /// The Swift type of the key's value, as `String(reflecting:)` names it (`Swift.Int`,
+    /// `MyApp.Theme`).
+    public var swiftType: String
+    /// The default value as stored; `nil` when there is none to store (an optional key whose
+    /// default is `nil`, a default computed on each read).
+    public var defaultValue: SchemaValue?
+    /// Whether the default is computed on each read, so that no value stands for it.
+    public var isDefaultDynamic: Bool
+    /// What the setting means, for people.
+    public var description: String?
+    /// The values the key allows besides its type, if it limits them.
+    public var allowedValues: AllowedValues?
+    /// Whether the value syncs between machines (`iCloud: true`).
+    public var iCloud: Bool
+
+    /// Creates a key's schema.
+    public init(
+        name: String,
+        type: StoredType?,
+        swiftType: String,
+        defaultValue: SchemaValue?,
+        isDefaultDynamic: Bool = false,
+        description: String? = nil,
+        allowedValues: AllowedValues? = nil,
+        iCloud: Bool = false
+    ) {
+        self.name = name
+        self.type = type
+        self.swiftType = swiftType
+        self.defaultValue = defaultValue
+        self.isDefaultDynamic = isDefaultDynamic
+        self.description = description
+        self.allowedValues = allowedValues
+        self.iCloud = iCloud
+    }
+
+    /// Why `value` does not fit this key, in words naming both; `nil` when it fits.
+    ///
+    /// A value fits when it has the key's stored type (an integer fits a float key, as a
+    /// property list reads it) and is among the allowed values.
+    public func problem(with value: SchemaValue) -> String? {
+        if let type, !Self.fits(value.storedType, type) {
+            return "\(name) is \(type.withArticle) (\(swiftType)), and \(value) is \(value.storedType.withArticle)"
+        }
+        if let allowedValues, !allowedValues.allows(value) {
+            return "\(name) (\(swiftType)) allows \(allowedValues.summary), and \(value) is not among them"
+        }
+        return nil
+    }
+
+    /// Whether a stored value of type `found` is read by a key stored as `expected`.
+    public static func fits(_ found: StoredType, _ expected: StoredType) -> Bool {
+        found == expected || (found == .integer && expected == .real)
+    }
+}

@@ -1,0 +1,37 @@
+import Defaults
+import Foundation
+
+/// An application that declares its keys with descriptions and allowed values, in a file suite,
+/// and exports its schema where the `defaults` command finds it (`$XDG_DATA_HOME`).
+enum SchemaCommands {
+    enum Palette: String, Defaults.Serializable {
+        case light, dark, system
+    }
+
+    /// `schema-export DIR NAME [--release 2]`: declares the keys of release 1 (and those added in
+    /// release 2), reads each, exports the schema and prints its path.
+    static func export(_ arguments: [String]) {
+        let suite = FileSuiteCommands.suite(arguments)
+        var keys: [Defaults.Keys] = [
+            Defaults.Key<Int>(
+                "fontSize", default: 12, suite: suite, description: "The size of the text, in points.", range: 8...72),
+            Defaults.Key<Palette>(
+                "theme", default: .system, suite: suite, description: "The colors of the window.",
+                choices: [.light, .dark, .system]),
+            Defaults.Key<Double>("volume", default: 0.5, suite: suite, description: "How loud.", range: 0...1),
+            Defaults.Key<String?>("nickname", suite: suite, iCloud: true, description: "What to call the user."),
+            Defaults.Key<Bool>("showsToolbar", default: true, suite: suite),
+        ]
+        if arguments.contains("--release"), arguments.last == "2" {
+            keys.append(
+                Defaults.Key<[String]>("recentSearches", default: [], suite: suite, description: "Searched last."))
+        }
+        do {
+            let url = try Defaults.exportSchema(of: suite)
+            print(url.path)
+            print(keys.count)
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+    }
+}
