@@ -212,7 +212,8 @@ package struct SuiteFile: Sendable {
         do {
             data = try encoder.encode(values, changedKeys: changedKeys)
         } catch let error where error.kind == .tooLarge {
-            throw TooLargeToReadBack(size: error.size ?? BoundedFileRead.sizeLimit + 1, largest: Self.largestEntry(of: values))
+            throw TooLargeToReadBack(
+                size: error.size ?? BoundedFileRead.sizeLimit + 1, largest: Self.largestEntry(of: values))
         } catch {
             throw FileRefusal(description: "the values could not be encoded: \(error)")
         }

@@ -117,7 +117,8 @@ import Testing
         #expect(printed.result.output.contains("value number 199999 of an ordinary domain"))
         #expect(printed.peak <= budget, "read: \(printed.peak) > \(budget)")
         let opened = try Self.measure(
-            sandbox, builtExecutable("DefaultsTestHelper"), ["filesuite-get", sandbox.path, "com.example.large", "key-5"])
+            sandbox, builtExecutable("DefaultsTestHelper"),
+            ["filesuite-get", sandbox.path, "com.example.large", "key-5"])
         #expect(opened.result.output.contains("value number 5 of an ordinary domain"), "\(opened.result)")
         #expect(opened.peak <= budget, "open: \(opened.peak) > \(budget)")
     }

@@ -20,10 +20,13 @@ enum PeakMemoryCommand {
         }
         var child: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer {
+            for argument in argv { free(argument) }
+        }
         let spawned = posix_spawn(&child, program, nil, nil, argv, environ)
         guard spawned == 0 else {
-            FileHandle.standardError.write(Data("peak-memory: cannot start \(program): \(String(cString: strerror(spawned)))\n".utf8))
+            FileHandle.standardError.write(
+                Data("peak-memory: cannot start \(program): \(String(cString: strerror(spawned)))\n".utf8))
             exit(127)
         }
         var status: Int32 = 0

@@ -50,7 +50,8 @@ enum TrustCommands {
         // `--hour`: writes wait an hour, as an app's may, so only a flush writes the value.
         let suite = FileSuite(
             name: arguments[1], directory: URL(fileURLWithPath: arguments[0], isDirectory: true), arguments: [],
-            coalescingDelay: arguments.dropFirst(4).first == "--hour" ? .seconds(3600) : FileSuite.defaultCoalescingDelay)
+            coalescingDelay: arguments.dropFirst(4).first == "--hour"
+                ? .seconds(3600) : FileSuite.defaultCoalescingDelay)
         suite.set(arguments[3], forKey: arguments[2])
         FileSuiteCommands.printFlushed("ready")
         // Returns early when the signal arrives: its handler is installed with SA_RESTART, but

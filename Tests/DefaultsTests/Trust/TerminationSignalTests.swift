@@ -40,7 +40,9 @@ extension Trust {
             let directory = try FileSuiteTemporaryDirectory()
             // Two processes that keep both cores busy while the rounds run.
             let load = try (0..<2).map { _ in try ChildProcess("/bin/sh", ["-c", "while :; do :; done"]) }
-            defer { load.forEach { $0.kill() } }
+            defer {
+                for process in load { process.kill() }
+            }
             let words = command.split(separator: " ").map(String.init)
             for round in 0..<25 {
                 let name = "busy\(round)"
