@@ -56,7 +56,7 @@ extension EncryptedSyncStore {
 
     /// The clear record a key's sealed record holds, or `nil`: one not sealed with the
     /// passphrase under its stored name and version is reported as tampering (a record that is not
-    /// end-to-end encrypted at all, from before the passphrase, is only logged).
+    /// end-to-end encrypted at all, from before the passphrase, is refused and logged once).
     func openKey(_ record: SyncRecord) -> SyncRecord? {
         guard let sealed = record.value,
             let opened = try? keys.open(sealed, storedName: record.key, version: record.timestamp.description),
@@ -65,9 +65,15 @@ extension EncryptedSyncStore {
             if record.key.hasPrefix(EndToEndKeys.prefix) {
                 let name = state.withLock { $0.names[record.key] } ?? record.key
                 note(.recordTampered(namespace: namespace, key: "key \"\(name)\"", version: record.timestamp))
-            } else {
+            } else if state.withLock({ $0.clearRecords.insert(record.key).inserted }) {
+                // Not read: whoever holds a token could have written it, backdated. Told once.
                 logger.warning(
-                    "A synced record that is not end-to-end encrypted was left alone",
+                    """
+                    A record in clear was refused: the namespace holds records stored before the \
+                    passphrase was set (or by someone without it), which the server can read. This \
+                    machine's values are pushed sealed all the same; to take the clear ones off the \
+                    server, sync into a new namespace with the passphrase and stop using this one.
+                    """,
                     metadata: ["namespace": "\(namespace)", "record": "\(record.key)"])
             }
             return nil

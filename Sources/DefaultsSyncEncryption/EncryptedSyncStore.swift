@@ -47,6 +47,9 @@ public final class EncryptedSyncStore: DefaultsSyncStore {
     struct State {
         /// Clear names of the stored names this machine wrote, asked for or opened.
         var names: [String: String] = [:]
+        /// Records in clear (from before the passphrase, or written by someone without it) met
+        /// so far: each is refused, and told of once.
+        var clearRecords: Set<String> = []
         /// Whether the namespace's check record (or another record) opened with this passphrase.
         var isVerified = false
         /// The latest version of each key's record this device knows the store holds: its own

@@ -191,6 +191,33 @@ struct EncryptionAttackTests {
         #expect(try await stranger.records(forKeys: ["diary"]).map(\.value) == [Data("new".utf8)])
     }
 
+    /// A passphrase turned on over records stored in clear: they are not read (a token holder
+    /// could have written them, backdated), the refusal is logged once however many catch-ups,
+    /// and the device's own values go out sealed.
+    @Test func recordsInClearAreRefusedAndToldOfOnce() async throws {
+        let server = InMemorySyncServer()
+        let namespace = "clear-\(UUID().uuidString.prefix(8))"
+        server.overwrite([
+            SyncRecord(key: "theme", value: Data("dark".utf8), timestamp: .init(wallTime: 5, counter: 0, origin: "x"))
+        ])
+        let wrapped = InMemorySyncStore(server: server, name: "device")
+        let device = try EncryptedSyncStore(
+            wrapped, passphrase: Self.passphrase, namespace: namespace, stateDirectory: nil)
+        let running = RunningStore(device)
+        try await running.waitUntilConnected()
+        for _ in 0..<3 {
+            #expect(try await device.timestamps()["theme"] == nil)
+            #expect(try await device.records(forKeys: ["theme"]).isEmpty)
+        }
+        let warnings = CapturedLogs.lines.filter {
+            $0.contains("A record in clear was refused") && $0.contains(namespace)
+        }
+        #expect(warnings.count == 1, "\(warnings)")
+        try await device.push([Self.value("sealed", at: 10)])
+        #expect(server.records.keys.allSatisfy { $0 == "theme" || $0.hasPrefix("e2e1.") })
+        running.stop()
+    }
+
     @Test func recordsSealedBeforeTheHeadExistedStillOpen() async throws {
         let server = InMemorySyncServer()
         let (a, _) = try await Self.device("a", on: server, directory: nil)
