@@ -31,29 +31,9 @@ import Testing
         try measure(sandbox, CommandSandbox.executable, arguments)
     }
 
-    /// A binary property list `{ k = (true, true, …) }`: `count` one-byte references to one `true`,
-    /// about `count` bytes that would decode to `count` values.
+    /// `{ k = (true, true, …) }`: `count` one-byte references to one `true`.
     static func sharedTrue(count: Int) -> Data {
-        var bytes = Array("bplist00".utf8)
-        var offsets: [Int] = []
-        offsets.append(bytes.count)  // 0: true
-        bytes.append(0x09)
-        offsets.append(bytes.count)  // 1: the array, referring to 0 `count` times
-        bytes += [0xAF, 0x12] + withUnsafeBytes(of: UInt32(count).bigEndian, Array.init)
-        bytes += [UInt8](repeating: 0, count: count)
-        offsets.append(bytes.count)  // 2: the key
-        bytes += [0x51, UInt8(ascii: "k")]
-        offsets.append(bytes.count)  // 3: the top dictionary { 2: 1 }
-        bytes += [0xD1, 0x02, 0x01]
-        let tableStart = bytes.count
-        for offset in offsets {
-            bytes += withUnsafeBytes(of: UInt32(offset).bigEndian, Array.init)
-        }
-        bytes += [0, 0, 0, 0, 0, 0, 4, 1]
-        bytes += withUnsafeBytes(of: UInt64(offsets.count).bigEndian, Array.init)
-        bytes += withUnsafeBytes(of: UInt64(3).bigEndian, Array.init)
-        bytes += withUnsafeBytes(of: UInt64(tableStart).bigEndian, Array.init)
-        return Data(bytes)
+        sharedReferencePlist(count: count, sharedObject: [0x09])
     }
 
     @Test(arguments: [1 << 20, 8 << 20])

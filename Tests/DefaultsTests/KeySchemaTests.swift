@@ -15,6 +15,19 @@ struct KeySchemaTests {
         var width: Int
     }
 
+    /// The schema is made when asked for, not when a key is declared (it would cost every
+    /// program's start), and the registry holds no key alive: a key already released is still
+    /// listed, with what its declaration knows.
+    @Test func aKeyThatIsGone() {
+        let suite = InMemorySuite(name: "schema-\(UUID().uuidString)")
+        _ = Defaults.Key<Int>("zoom", default: 2, suite: suite, description: "Zoom.")
+        let key = Defaults.schema(of: suite).key(named: "zoom")
+        #expect(key?.type == .integer)
+        #expect(key?.swiftType == "Swift.Int")
+        #expect(key?.description == "Zoom.")
+        #expect(key?.defaultValue == nil)
+    }
+
     @Test("A described key's schema: type, Swift type, default in stored form, description, range, sync")
     func describedKeys() throws {
         let suite = InMemorySuite(name: "schema-\(UUID().uuidString)")
@@ -22,9 +35,11 @@ struct KeySchemaTests {
             "fontSize", default: 12, suite: suite, description: "Text size.", range: 8...72)
         let mode = Defaults.Key<Mode>(
             "mode", default: .careful, suite: suite, iCloud: true, choices: [.fast, .careful])
-        _ = Defaults.Key<Size>("size", default: Size(width: 3), suite: suite, description: "Size.")
-        _ = Defaults.Key<Date?>("seen", suite: suite)
-        _ = Defaults.Key<Double>("ratio", suite: suite) { 0.5 }
+        // Kept, as an app's `static let`s are: a key that is gone tells less (`aKeyThatIsGone`).
+        let size = Defaults.Key<Size>("size", default: Size(width: 3), suite: suite, description: "Size.")
+        let seen = Defaults.Key<Date?>("seen", suite: suite)
+        let ratio = Defaults.Key<Double>("ratio", suite: suite) { 0.5 }
+        defer { withExtendedLifetime((size, seen, ratio)) {} }
         let schema = Defaults.schema(of: suite)
         #expect(schema.domain == suite.name)
         #expect(schema.serializationVersion == 0)

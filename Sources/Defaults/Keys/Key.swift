@@ -1,3 +1,4 @@
+import DefaultsSchema
 import Foundation
 import Synchronization
 
@@ -118,15 +119,33 @@ extension Defaults {
             decodeCache = DecodeCache()
             declarationSite = site
             super.init(name: name, suite: suite)
-            var storedDefault: Any?
-            if case .value(let defaultValue) = defaultSource {
-                storedDefault = Value.storedForm(of: defaultValue)
-            }
-            Defaults.KeyRegistry.register(self, storedDefault: storedDefault, iCloud: iCloud, meaning: meaning)
-            if let storedDefault {
+            Defaults.KeyRegistry.register(self, iCloud: iCloud, meaning: meaning)
+            if let storedDefault = staticDefaultStoredForm {
                 suite.register(defaults: [name: storedDefault])
             }
             if iCloud { SyncedKeyDeclarations.declare(self) }
+        }
+
+        /// The static default in the form the suite stores it; `nil` for a dynamic default (or
+        /// one with no stored form).
+        var staticDefaultStoredForm: Any? {
+            guard case .value(let defaultValue) = defaultSource else { return nil }
+            return Value.storedForm(of: defaultValue)
+        }
+
+        /// The key as its schema shows it, with its `meaning` (which only the registry keeps).
+        func schema(meaning: KeyMeaning, iCloud: Bool) -> KeySchema {
+            let defaultValue = staticDefaultStoredForm.flatMap(SchemaValue.init(storedObject:))
+            return KeySchema(
+                name: name,
+                type: defaultValue?.storedType ?? inferredStoredType(of: Value.self),
+                swiftType: String(reflecting: Value.self),
+                defaultValue: defaultValue,
+                isDefaultDynamic: isDefaultValueDynamic,
+                description: meaning.description,
+                allowedValues: meaning.allowedValues,
+                iCloud: iCloud
+            )
         }
 
         /// Creates a key with a static default value in a `UserDefaults` suite.

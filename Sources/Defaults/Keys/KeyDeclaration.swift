@@ -17,7 +17,21 @@ extension Defaults {
         public let line: UInt
         /// The key as its schema shows it: stored type, default in stored form, description,
         /// allowed values and whether it syncs (see ``Defaults/exportSchema(of:to:)``).
-        public let schema: KeySchema
+        ///
+        /// Made when asked for, not when the key is declared: type names and the default's
+        /// stored form cost a program's start, and only a schema's export reads them.
+        public var schema: KeySchema {
+            // A key that is gone is described by what its declaration knows.
+            makeSchema()
+                ?? KeySchema(
+                    name: name, type: inferredStoredType(of: valueType), swiftType: String(reflecting: valueType),
+                    defaultValue: nil, description: meaning.description, allowedValues: meaning.allowedValues,
+                    iCloud: iCloud)
+        }
+        /// The key's schema while the key exists.
+        let makeSchema: @Sendable () -> KeySchema?
+        let meaning: KeyMeaning
+        let iCloud: Bool
 
         /// The value type compared for collisions: optionals unwrapped, since `Int` and `Int?`
         /// store the same thing.
@@ -45,6 +59,13 @@ extension Defaults {
         }
     }
 }
+
+/// A key that can tell its schema, whatever its value type.
+protocol SchemaDescribingKey: AnyObject, Sendable {
+    func schema(meaning: KeyMeaning, iCloud: Bool) -> KeySchema
+}
+
+extension Defaults.Key: SchemaDescribingKey {}
 
 /// Where a key is declared: the `#fileID` and `#line` its initializer was called from.
 struct KeyDeclarationSite: Sendable {

@@ -85,26 +85,21 @@ extension Defaults {
 
         /// Records a new key; reports a conflict with an earlier one.
         ///
-        /// The key's schema is made here, once per declaration, from the default's stored form
-        /// (`storedDefault`, which the key registers with its suite anyway) and its meaning.
-        static func register<Value>(_ key: Key<Value>, storedDefault: Any?, iCloud: Bool, meaning: KeyMeaning) {
-            let defaultValue = storedDefault.flatMap(SchemaValue.init(storedObject:))
+        /// The key's schema is made only when asked for (``KeyDeclaration/schema``), from the
+        /// default's stored form and the key's meaning.
+        static func register<Value>(_ key: Key<Value>, iCloud: Bool, meaning: KeyMeaning) {
             let declaration = KeyDeclaration(
                 name: key.name,
                 suiteName: key.suite.name,
                 valueType: Value.self,
                 file: key.declarationSite.file.description,
                 line: key.declarationSite.line,
-                schema: KeySchema(
-                    name: key.name,
-                    type: defaultValue?.storedType ?? inferredStoredType(of: Value.self),
-                    swiftType: String(reflecting: Value.self),
-                    defaultValue: defaultValue,
-                    isDefaultDynamic: key.isDefaultValueDynamic,
-                    description: meaning.description,
-                    allowedValues: meaning.allowedValues,
-                    iCloud: iCloud
-                )
+                // Through a protocol, so that the closure holds no metatype of `Value`; weakly, so
+                // that the registry keeps no key (nor its suite) alive.
+                makeSchema: { [weak key = key as any SchemaDescribingKey] in
+                    key?.schema(meaning: meaning, iCloud: iCloud)
+                },
+                meaning: meaning, iCloud: iCloud
             )
             if !meaning.isDefaultAllowed {
                 record(

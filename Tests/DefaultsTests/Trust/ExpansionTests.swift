@@ -1,6 +1,7 @@
 @_spi(Testing) import Defaults
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 extension Trust {
@@ -9,30 +10,8 @@ extension Trust {
     @Suite struct ExpansionTests {
         /// `{ k = (s, s, s, …) }`: `count` one-byte references to one string of `length` bytes.
         static func sharedStringPlist(count: Int, length: Int) -> Data {
-            var bytes = Array("bplist00".utf8)
-            var offsets: [Int] = []
-            // 0: the string.
-            offsets.append(bytes.count)
-            bytes += [0x5F, 0x11, UInt8(length >> 8), UInt8(length & 0xFF)]
-            bytes += Array(repeating: UInt8(ascii: "A"), count: length)
-            // 1: the array of references to it.
-            offsets.append(bytes.count)
-            bytes += [0xAF, 0x12] + withUnsafeBytes(of: UInt32(count).bigEndian, Array.init)
-            bytes += Array(repeating: 0, count: count)
-            // 2: the key; 3: the top dictionary.
-            offsets.append(bytes.count)
-            bytes += [0x51, UInt8(ascii: "k")]
-            offsets.append(bytes.count)
-            bytes += [0xD1, 0x02, 0x01]
-            let tableStart = bytes.count
-            for offset in offsets {
-                bytes += withUnsafeBytes(of: UInt32(offset).bigEndian, Array.init)
-            }
-            bytes += [0, 0, 0, 0, 0, 0, 4, 1]
-            bytes += withUnsafeBytes(of: UInt64(offsets.count).bigEndian, Array.init)
-            bytes += withUnsafeBytes(of: UInt64(3).bigEndian, Array.init)
-            bytes += withUnsafeBytes(of: UInt64(tableStart).bigEndian, Array.init)
-            return Data(bytes)
+            let string = [0x5F, 0x11, UInt8(length >> 8), UInt8(length & 0xFF)] + [UInt8](repeating: 65, count: length)
+            return sharedReferencePlist(count: count, sharedObject: string)
         }
 
         @Test func sharedReferencesBeyondTheBudgetAreRefused() {
