@@ -1,7 +1,7 @@
 import Defaults
 import DefaultsPostgres
 
-// The README's "Syncing between machines" example, kept here so that it compiles with the
+// The PostgreSQL example of the SyncingBetweenMachines article, kept here so that it compiles with the
 // package. It is not run: it connects to a server named `host`; the tests beside it run the same
 // calls against a real server.
 
