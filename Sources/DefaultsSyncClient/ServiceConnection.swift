@@ -31,7 +31,7 @@ final class ServiceConnection: DefaultsSyncStore {
     /// The largest message read from the server (its changes pages and replies are bounded well below).
     private static let maximumMessageBytes = 256 * 1_048_576
     /// Most records in one push.
-    private static let pushBatch = 1_000
+    private static let pushBatch = SyncProtocol.maximumRecordsPerMessage
 
     init(
         url: String, user: String, namespace: String, tokenProvider: @escaping SyncServiceStore.TokenProvider,
@@ -254,8 +254,11 @@ final class ServiceConnection: DefaultsSyncStore {
                 timestamps[stamp.key] = SyncTimestamp(
                     wallTime: stamp.wall, counter: stamp.counter, origin: stamp.origin)
             }
-            // A page that does not move on ends the walk, whatever `more` says.
-            guard reply.more == true, let last = stamps.last?.key, last != afterKey else { break }
+            // A page that does not move on (in the server's byte order) ends the walk, whatever
+            // `more` says: a server cannot keep a device paging forever.
+            guard reply.more == true, let last = stamps.last?.key,
+                afterKey.map({ $0.utf8.lexicographicallyPrecedes(last.utf8) }) ?? true
+            else { break }
             afterKey = last
         }
         return timestamps

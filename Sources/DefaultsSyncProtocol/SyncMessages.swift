@@ -18,6 +18,11 @@ public enum SyncProtocol {
     /// The close code for a refused or expired token (1008, policy violation).
     public static let unauthorizedCloseCode = 1008
 
+    /// The most records one push carries, and the most keys one `records` request names: the
+    /// server refuses more (each is work in one transaction holding the owner's lock), and the
+    /// client sends its batches within it.
+    public static let maximumRecordsPerMessage = 1_000
+
     /// Encodes a message as the JSON text of one frame.
     public static func encode(_ message: some Encodable) throws -> String {
         String(decoding: try encoder.encode(message), as: UTF8.self)

@@ -29,9 +29,24 @@ func number<Value: LosslessStringConvertible>(_ given: String?, _ name: String, 
     guard let text = setting(given, name) else { return value }
     guard let parsed = Value(text) else {
         throw ValidationError(
-            "\(name.lowercased().replacingOccurrences(of: "_", with: "-")): \"\(text)\" is not a number")
+            "--\(optionName(name)): \"\(text)\" is not a number")
     }
     return parsed
+}
+
+/// The option an environment variable's name stands for (`PING_INTERVAL`: `ping-interval`).
+func optionName(_ name: String) -> String {
+    name.lowercased().replacingOccurrences(of: "_", with: "-")
+}
+
+/// A duration option in seconds: more than 0, at most a day (so that it converts without a trap).
+func seconds(_ given: String?, _ name: String, default value: Double) throws -> Duration {
+    let seconds = try number(given, name, default: value)
+    guard seconds > 0, seconds <= 86_400 else {
+        throw ValidationError(
+            "--\(optionName(name)): give seconds, more than 0 and at most 86400")
+    }
+    return .milliseconds(Int((seconds * 1000).rounded(.up)))
 }
 
 struct Serve: AsyncParsableCommand {
@@ -95,27 +110,23 @@ struct Serve: AsyncParsableCommand {
             maxUserConnections, "MAX_USER_CONNECTIONS", default: limits.userConnections)
         limits.tombstoneDays = try number(tombstoneDays, "TOMBSTONE_DAYS", default: limits.tombstoneDays)
         guard limits.valueBytes > 0, limits.namespaceBytes > 0, limits.namespaceKeys > 0,
-            limits.messageBytes >= 1024, limits.messagesPerSecond > 0, limits.keyBytes > 0, limits.originBytes > 0,
+            limits.messageBytes >= 1024, limits.messagesPerSecond >= 0.001,
+            limits.messagesPerSecond <= 1_000_000, limits.keyBytes > 0, limits.originBytes > 0,
             limits.userNamespaces > 0, limits.userConnections > 0, limits.tombstoneDays > 0
         else {
-            throw ValidationError("Limits must be positive, and a message at least 1024 bytes")
+            throw ValidationError(
+                "Limits must be positive, a message at least 1024 bytes, and --rate-limit from 0.001 to 1000000")
         }
         configuration.limits = limits
-        let ping = try number(pingInterval, "PING_INTERVAL", default: 30.0)
-        guard ping > 0 else { throw ValidationError("--ping-interval must be positive") }
-        configuration.pingInterval = .milliseconds(Int(ping * 1000))
-        let idle = try number(idleTimeout, "IDLE_TIMEOUT", default: 30.0)
-        guard idle > 0 else { throw ValidationError("--idle-timeout must be positive") }
-        configuration.idleTimeout = .milliseconds(Int(idle * 1000))
+        configuration.pingInterval = try seconds(pingInterval, "PING_INTERVAL", default: 30)
+        configuration.idleTimeout = try seconds(idleTimeout, "IDLE_TIMEOUT", default: 30)
         configuration.databaseConnections = try number(
             databaseConnections, "DATABASE_CONNECTIONS", default: configuration.databaseConnections)
         configuration.outboxBytes = try number(maxOutboxBytes, "MAX_OUTBOX_BYTES", default: configuration.outboxBytes)
         guard configuration.outboxBytes >= 1024 else {
             throw ValidationError("--max-outbox-bytes must be at least 1024")
         }
-        let slow = try number(slowConsumerTimeout, "SLOW_CONSUMER_TIMEOUT", default: 10.0)
-        guard slow > 0 else { throw ValidationError("--slow-consumer-timeout must be positive") }
-        configuration.slowConsumerTimeout = .milliseconds(Int(slow * 1000))
+        configuration.slowConsumerTimeout = try seconds(slowConsumerTimeout, "SLOW_CONSUMER_TIMEOUT", default: 10)
         if setting(metricsPort, "METRICS_PORT") != nil {
             configuration.metricsPort = try number(metricsPort, "METRICS_PORT", default: 0)
         }

@@ -102,6 +102,52 @@ struct LimitsTests {
         #expect(stored == ["\(replies.count)"])
     }
 
+    /// A push of more records than a message may carry would hold a database connection and the
+    /// owner's lock for as long as its author likes: refused whole, nothing stored.
+    @Test func aPushOfMoreRecordsThanAMessageMayCarryIsRefusedWhole() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        let token = try await key.token(user: "many")
+        let count = SyncProtocol.maximumRecordsPerMessage + 1
+        let push = DeviceMessage(
+            id: 1, kind: .push,
+            records: (0..<count).map {
+                WireRecord(key: "k", value: nil, wall: Int64($0 + 1), counter: 0, origin: "raw")
+            })
+        let closed = try await RawDevice.connect(server.url, token: token) { inbound, outbound in
+            var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+            var messages = [try await RawDevice.next(&iterator)].compactMap { $0 }
+            try await outbound.write(.text(try SyncProtocol.encode(push)))
+            if let answer = try await RawDevice.next(&iterator) { messages.append(answer) }
+            try await outbound.close(.normalClosure, reason: nil)
+            return messages
+        }
+        let answer = try #require(closed.messages.last)
+        #expect(answer.kind == .failure && answer.error?.code == .malformed, "\(closed.messages)")
+        #expect(answer.id == 1)
+        #expect(
+            try cluster.query(
+                "SELECT count(*) FROM defaults_sync_service_values WHERE user_id = 'many'", database: "defaults_sync")
+                == ["0"])
+    }
+
+    /// Durations too large to convert are refused as bad options, not a trap.
+    @Test(arguments: ["--ping-interval", "--idle-timeout", "--slow-consumer-timeout"])
+    func aDurationOptionOutOfRangeIsRefused(option: String) throws {
+        for value in ["1e300", "nan", "0"] {
+            let result = try ChildProcess.run(
+                SyncServerProcess.executable,
+                [
+                    "serve", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--token-key-file", "/nonexistent",
+                    option, value,
+                ])
+            #expect(result.termination == .exited(64), "\(option) \(value): \(result)")
+            #expect(result.error.contains(option), "\(result.error)")
+        }
+    }
+
     @Test func aConnectionThatSendsNoRequestIsClosed() async throws {
         let cluster = try #require(PostgresCluster.shared)
         let directory = try TemporaryDirectory()

@@ -177,12 +177,32 @@ actor ChangeFanout: Service {
                 if more { groups[tag]?.isStale = true }
             } catch {
                 logger.warning("could not fetch changes of \(group.owner): \(String(reflecting: error))")
+                // Tried again in a second: nothing else would bring this change before the owner's next.
+                Task {
+                    try? await Task.sleep(for: .seconds(1))
+                    await self.refresh(tag, committedAt: committed)
+                }
                 break
             }
         } while groups[tag]?.isStale == true
         groups[tag]?.isFetching = false
         if groups[tag]?.devices.isEmpty == true {
             groups[tag] = nil
+        }
+    }
+
+    /// Reads again the revocation of each user with connections here, as a notification would
+    /// have told it.
+    private func rereadRevocations() async {
+        var owners: [String: Owner] = [:]
+        for group in groups.values { owners[group.owner.user] = group.owner }
+        for owner in owners.values {
+            do {
+                if let revocation = try await storage.revocation(of: owner) { revoke(revocation) }
+            } catch {
+                logger.warning(
+                    "could not read the revocations of \(owner): \(String(reflecting: error))")
+            }
         }
     }
 
@@ -223,6 +243,9 @@ actor ChangeFanout: Service {
         try await connection.listen(on: ServiceSchema.channel) { notifications in
             await self.listenerListens()
             await self.refreshAll()
+            // A revocation announced while the listener was away reached this instance's
+            // connections through no notification.
+            await self.rereadRevocations()
             for try await notification in notifications {
                 // Opened before the actor: the listener's task spends the microseconds.
                 await self.notified(seal.open(notification.payload))

@@ -227,6 +227,14 @@ struct DeviceSession {
                 error: ServiceFailure(.malformed, "not a message of the sync protocol (JSON text)"))
         }
         metrics.message(request.kind.rawValue)
+        let named = (request.records?.count ?? 0) + (request.keys?.count ?? 0)
+        guard named <= SyncProtocol.maximumRecordsPerMessage else {
+            return ServerMessage(
+                kind: .failure, id: request.id,
+                error: ServiceFailure(
+                    .malformed,
+                    "\(named) records or keys in one message; at most \(SyncProtocol.maximumRecordsPerMessage)"))
+        }
         do {
             switch request.kind {
             case .stamps:

@@ -192,11 +192,14 @@ enum ServiceSchema {
     static func warnOfOtherRoles(_ connection: PostgresConnection, logger: Logger) async throws {
         let roles = try await otherRolesThatConnect(connection, logger: logger)
         guard !roles.isEmpty else { return }
-        let who = roles == ["PUBLIC"] ? "every role (PUBLIC)" : "the roles \(roles.sorted().joined(separator: ", "))"
+        let who =
+            roles == ["PUBLIC"]
+            ? "every role (PUBLIC)" : "the roles \(roles.sorted().map(\.debugDescription).joined(separator: ", "))"
         logger.warning(
             """
             \(who) may connect to the service's database, and so listen on its notification channel \
-            and send on it (what they send is ignored: notifications are sealed); give the service a \
+            and send on it (what they send is ignored: notifications are sealed), and hold the \
+            advisory locks that order an owner's pushes (stalling them); give the service a \
             database of its own: REVOKE CONNECT ON DATABASE ... FROM PUBLIC
             """)
     }
