@@ -38,6 +38,10 @@ public struct DefaultsError: Error, Sendable, CustomStringConvertible {
         /// The key's value is enforced by the administrator (a managed file); the write changed
         /// nothing.
         case managedKey
+        /// A value from outside the program (an administrator's file, another machine) does not
+        /// fit the type of the key that reads it: it was ignored, and a read goes on to the next
+        /// layer (the user's value, the default) as if it were absent.
+        case wrongType
         /// Several problems at once, each in ``DefaultsError/causes``: suites that could not be
         /// flushed, values of one transaction that could not be stored.
         case multiple

@@ -107,9 +107,19 @@ func key(_ name: String) -> Defaults.Key<String?> {
     return key
 }
 
+/// Keys of another value type, as another version of the program declares them.
+nonisolated(unsafe) var integerKeys: [String: Defaults.Key<Int>] = [:]
+
+func integerKey(_ name: String) -> Defaults.Key<Int> {
+    if let key = integerKeys[name] { return key }
+    let key = Defaults.Key<Int>(name, default: 0, suite: suite, iCloud: true)
+    integerKeys[name] = key
+    return key
+}
+
 func describe(_ status: SyncStatus) -> String {
     "status connected=\(status.isConnected) pending=\(status.pendingChanges) refused=\(status.refusedKeys.count) "
-        + "error=\(status.lastError ?? "(none)")"
+        + "aside=\(status.keptAsideKeys.joined(separator: ",")) error=\(status.lastError ?? "(none)")"
 }
 
 Defaults.iCloud.use(machine)
@@ -126,6 +136,17 @@ while let line = readLine() {
         case ("reset", 2):
             Defaults.reset(key(words[1]))
             reply("ok")
+        case ("set-integer", 3):
+            Defaults[integerKey(words[1])] = Int(words[2]) ?? 0
+            reply("ok")
+        case ("get-integer", 2):
+            reply("value \(words[1]) \(Defaults[integerKey(words[1])])")
+        case ("peer-set-integer", 3):
+            let value = try PropertyList.encodeXML(Int(words[2]) ?? 0)
+            try await peer.push([SyncRecord(key: words[1], value: value, timestamp: peerClock.now())])
+            reply("ok")
+        case ("problems", 1):
+            reply("problems " + suite.problems.map { "\($0.kind):\($0.key ?? "-")" }.joined(separator: " "))
         case ("get", 2):
             reply("value \(words[1]) \(Defaults[key(words[1])] ?? "(nil)")")
         case ("status", 1):

@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import DefaultsSchema
 import Foundation
 
@@ -30,6 +31,8 @@ extension Defaults {
         }
         /// The key's schema while the key exists.
         let makeSchema: @Sendable () -> KeySchema?
+        /// Whether the key reads a stored value as its type; `nil` once the key is gone.
+        let reads: @Sendable (PropertyListValue) -> Bool?
         let meaning: KeyMeaning
         let iCloud: Bool
 
@@ -60,12 +63,18 @@ extension Defaults {
     }
 }
 
-/// A key that can tell its schema, whatever its value type.
+/// A key that can tell its schema, and whether it reads a stored value, whatever its value type.
 protocol SchemaDescribingKey: AnyObject, Sendable {
     func schema(meaning: KeyMeaning, iCloud: Bool) -> KeySchema
+    func reads(_ value: PropertyListValue) -> Bool
 }
 
-extension Defaults.Key: SchemaDescribingKey {}
+extension Defaults.Key: SchemaDescribingKey {
+    /// Whether `value`, stored under the key's name, reads as a `Value` (not as the default).
+    func reads(_ value: PropertyListValue) -> Bool {
+        decode(value.object) != nil
+    }
+}
 
 /// Where a key is declared: the `#fileID` and `#line` its initializer was called from.
 struct KeyDeclarationSite: Sendable {

@@ -1,3 +1,4 @@
+import DefaultsPropertyList
 import DefaultsSchema
 import Synchronization
 
@@ -99,6 +100,7 @@ extension Defaults {
                 makeSchema: { [weak key = key as any SchemaDescribingKey] in
                     key?.schema(meaning: meaning, iCloud: iCloud)
                 },
+                reads: { [weak key = key as any SchemaDescribingKey] in key?.reads($0) },
                 meaning: meaning, iCloud: iCloud
             )
             if !meaning.isDefaultAllowed {
@@ -127,11 +129,32 @@ extension Defaults {
                 guard isNewType, list.count > 1 else { return nil }
                 return Self.conflict(named: key.name, suiteName: suite.name, among: list)
             }
-            guard let conflict = newConflict else { return }
-            Defaults.logger.warning(
-                "\(conflict.description)",
-                metadata: ["key": "\(conflict.name)", "suite": "\(conflict.suiteName)"]
-            )
+            if let conflict = newConflict {
+                Defaults.logger.warning(
+                    "\(conflict.description)",
+                    metadata: ["key": "\(conflict.name)", "suite": "\(conflict.suiteName)"]
+                )
+            }
+            (suite as? any KeyDeclarationObserving)?.keyWasDeclared(key.name)
+        }
+
+        /// The first live declaration of `name` in `suite` that cannot read `value` while no other
+        /// one can, or `nil` when a declared key reads it (or none is declared): a stored value
+        /// that fits no key of its name is the one rule by which the library ignores a value from
+        /// outside the program (an administrator's file, another machine).
+        static func declarationRejecting(
+            _ value: PropertyListValue, named name: String, in suite: any DefaultsSuite
+        ) -> KeyDeclaration? {
+            guard let list = entry(for: suite)?.declarations[name] else { return nil }
+            var rejecting: KeyDeclaration?
+            for declaration in list {
+                switch declaration.reads(value) {
+                case true?: return nil
+                case false?: rejecting = rejecting ?? declaration
+                case nil: continue
+                }
+            }
+            return rejecting
         }
 
         /// Logs and lists a default outside its key's allowed values, once per declaration.

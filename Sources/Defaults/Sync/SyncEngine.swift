@@ -69,6 +69,9 @@ final class SyncEngine: Sendable {
         var isCatchUpAddedQueued = false
         /// Records the store refused, by key name.
         var refused: [String: Refusal] = [:]
+        /// Remote values a local key cannot read (another version's type), by key name, with the
+        /// record's time: not applied, and not answered with the local value.
+        var keptAside: [String: SyncTimestamp] = [:]
         /// What was said of the records refused last, while any stays refused: a reconnection
         /// clears a connection's error, not this.
         var refusalProblem: String?
@@ -568,6 +571,7 @@ final class SyncEngine: Sendable {
     private func apply(_ records: [SyncRecord]) {
         guard !records.isEmpty else { return }
         var batches: [ObjectIdentifier: (suite: any DefaultsSuite, journal: SyncJournal, writes: [SyncedWrite])] = [:]
+        var unreadable: [(suite: any DefaultsSuite, problem: DefaultsError)] = []
         lock.withLock {
             let (watches, clock) = withState { state in (Array(state.watches.values), state.clock) }
             var persistent: [ObjectIdentifier: [String: PropertyListValue]] = [:]
@@ -584,6 +588,10 @@ final class SyncEngine: Sendable {
                 let digest = SyncValue.digest(try? SyncValue.encode(value, key: record.key))
                 for watch in targets {
                     if let entry = watch.journal.entry(forKey: record.key), entry.timestamp >= record.timestamp {
+                        continue
+                    }
+                    if let value, let problem = keepAsideIfUnreadable(value, of: record, in: watch.suite) {
+                        unreadable.append((watch.suite, problem))
                         continue
                     }
                     clock.receive(record.timestamp)
@@ -605,6 +613,7 @@ final class SyncEngine: Sendable {
                             previousDigest: SyncValue.digest(try? SyncValue.encode(held, key: record.key))),
                         forKey: record.key)
                     debug("remote change of \"\(record.key)\" at \(record.timestamp)")
+                    withState { _ = $0.keptAside.removeValue(forKey: record.key) }
                     let write = SyncedWrite(key: record.key, expected: persistent[id]?[record.key], value: value)
                     persistent[id]?[record.key] = value
                     batches[id, default: (watch.suite, watch.journal, [])].writes.append(write)
@@ -616,6 +625,9 @@ final class SyncEngine: Sendable {
                 }
             }
         }
+        for (suite, problem) in unreadable {
+            suite.reportProblem(problem)
+        }
         for batch in batches.values {
             try? batch.journal.flush()
         }
@@ -623,6 +635,27 @@ final class SyncEngine: Sendable {
             _ = batch.suite.applySyncedWrites(batch.writes)
             withState { $0.applying[id] = nil }
         }
+    }
+
+    /// Keeps a remote value aside when no key of its name in `suite` can read it (another version
+    /// of the program stores another type there): applying it would make the key read its
+    /// default, and answering it would push the local value over the other machine's. Returns
+    /// the problem to report, the first time this record is kept aside. Called holding `lock`.
+    private func keepAsideIfUnreadable(
+        _ value: PropertyListValue, of record: SyncRecord, in suite: any DefaultsSuite
+    ) -> DefaultsError? {
+        guard let declaration = Defaults.KeyRegistry.declarationRejecting(value, named: record.key, in: suite) else {
+            return nil
+        }
+        let isNew = withState { state in
+            defer { state.keptAside[record.key] = record.timestamp }
+            return state.keptAside[record.key] != record.timestamp
+        }
+        guard isNew else { return nil }
+        return DefaultsError(
+            suite: suite.name, kind: .wrongType, key: record.key,
+            message: "the value of \"\(record.key)\" synced from another machine was kept aside: "
+                + "\(declaration) cannot read a value of type \(value.typeName); the local value stays")
     }
 
     /// Pushes every pending change, sorted by key (so that machines pushing overlapping keys lock
@@ -801,6 +834,7 @@ final class SyncEngine: Sendable {
                 lastSync: state.lastSync,
                 lastError: state.lastError,
                 refusedKeys: state.refused.keys.sorted(),
+                keptAsideKeys: state.keptAside.keys.sorted(),
                 lag: state.store == nil ? nil : .milliseconds(max(0, now - (oldest ?? now)))
             )
         }

@@ -15,6 +15,10 @@ public struct SyncStatus: Sendable, Hashable {
     /// Keys the store refused (a name or value beyond what it can hold), sorted: set aside until
     /// their value changes, while every other key syncs.
     public var refusedKeys: [String]
+    /// Keys whose value from another machine this program's key cannot read (another version
+    /// stores another type there), sorted: not applied, each reported once through the suite's
+    /// problems (``DefaultsError/Kind/wrongType``), until a value it reads arrives.
+    public var keptAsideKeys: [String]
     /// How long the oldest local change not yet on the store has waited (by the clock that
     /// stamped it); zero when every change is on the store, `nil` when no store is connected.
     /// A value stored before the key was first synced has no time, and is not counted.
@@ -28,6 +32,7 @@ public struct SyncStatus: Sendable, Hashable {
         lastSync: Date? = nil,
         lastError: String? = nil,
         refusedKeys: [String] = [],
+        keptAsideKeys: [String] = [],
         lag: Duration? = nil
     ) {
         self.store = store
@@ -36,6 +41,7 @@ public struct SyncStatus: Sendable, Hashable {
         self.lastSync = lastSync
         self.lastError = lastError
         self.refusedKeys = refusedKeys
+        self.keptAsideKeys = keptAsideKeys
         self.lag = lag
     }
 }

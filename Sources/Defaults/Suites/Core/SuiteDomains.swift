@@ -141,10 +141,14 @@ struct SuiteDomains: Sendable {
         case .register(let defaults):
             outcome.changed = replace(among: Set(defaults.keys)) { $0.registered.merge(defaults) { _, new in new } }
         case .administrator(let vendor, let managed):
+            // A key that becomes managed, or stops being, changes whether it can be written even
+            // when its value stays: its observers are told too (see `Defaults.writability(of:)`).
+            let writabilityChanged = Set(self.managed.keys).symmetricDifference(managed.keys)
             outcome.changed = replace { domains in
                 domains.vendor = vendor
                 domains.managed = managed
             }
+            outcome.changed.formUnion(writabilityChanged)
         case .synced(let writes), .putBack(let writes):
             // One at a time: a second write of a key expects what the first stored. The managed
             // rule does not apply: it refuses what this user writes here, while a value from

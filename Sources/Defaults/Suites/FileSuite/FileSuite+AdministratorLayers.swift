@@ -130,8 +130,39 @@ extension FileSuite {
         for problem in loaded.problems {
             report(problem)
         }
-        edit(.administrator(vendor: loaded.vendor.values, managed: loaded.managed.values))
+        applyAdministratorLayers()
     }
+
+    /// Puts the administrator's values last read into the domains, but those that no key declared
+    /// in this process can read (``Defaults/KeyRegistry/declarationRejecting(_:named:in:)``):
+    /// such a value is reported once, naming its file, and a read goes on to the next layer, as
+    /// if the file did not hold it. Posts the keys whose value or writability changed.
+    func applyAdministratorLayers() {
+        let (outcome, ignored) = administrator.withReadableValues(
+            rejecting: { [unowned self] name, value in
+                Defaults.KeyRegistry.declarationRejecting(value, named: name, in: self)
+            },
+            apply: { vendor, managed in store.apply(.administrator(vendor: vendor, managed: managed)) }
+        )
+        for problem in ignored {
+            report(problem)
+        }
+        store.deliver(outcome)
+    }
+}
+
+extension FileSuite: KeyDeclarationObserving {
+    /// A key declared after the administrator's files were read may not read a value they hold:
+    /// they are checked again, only when they hold its name.
+    package func keyWasDeclared(_ name: String) {
+        guard administrator.holds(name) else { return }
+        applyAdministratorLayers()
+    }
+}
+
+/// A suite told of each key declared for it (by ``Defaults/KeyRegistry``, after it recorded it).
+package protocol KeyDeclarationObserving: DefaultsSuite {
+    func keyWasDeclared(_ name: String)
 }
 
 /// The administrator's files of one suite: vendor defaults (`<dir>/<suite>.plist`) and enforced
@@ -143,16 +174,55 @@ final class AdministratorLayers: Sendable {
         var files: [String: URL] = [:]
     }
 
+    /// One file read, with its values.
+    struct File: Sendable {
+        let url: URL
+        let values: [String: PropertyListValue]
+    }
+
     struct Loaded: Sendable {
-        var vendor = Layer()
-        var managed = Layer()
+        /// The vendor files and the managed files read, the first listed directory's first.
+        var vendorFiles: [File] = []
+        var managedFiles: [File] = []
         var problems: [DefaultsError] = []
+
+        var vendor: Layer { Self.merge(vendorFiles) }
+        var managed: Layer { Self.merge(managedFiles) }
+
+        /// Each key's value from the first file that holds one `isIgnored` does not ignore.
+        static func merge(_ files: [File], isIgnored: (String, PropertyListValue, URL) -> Bool = { _, _, _ in false })
+            -> Layer
+        {
+            var layer = Layer()
+            for file in files {
+                for (key, value) in file.values where layer.values[key] == nil && !isIgnored(key, value, file.url) {
+                    layer.values[key] = value
+                    layer.files[key] = file.url
+                }
+            }
+            return layer
+        }
+    }
+
+    /// A value of an administrator's file that no key of its name reads, reported once.
+    private struct IgnoredValue: Hashable {
+        let key: String
+        let file: URL
+        let value: PropertyListValue
+    }
+
+    private struct State {
+        var loaded = Loaded()
+        var ignored: Set<IgnoredValue> = []
+        /// The file each value put into the suite came from.
+        var applied: (vendor: [String: URL], managed: [String: URL]) = ([:], [:])
     }
 
     let directories: [URL]
     let suiteName: String
-    /// Serializes loads, and keeps where the current values came from.
-    private let current = Mutex<(vendor: [String: URL], managed: [String: URL])>(([:], [:]))
+    /// Serializes loads and their application to the suite; keeps the values last read, and
+    /// where each came from. Taken before the suite store's lock, never inside it.
+    private let current = Mutex(State())
     private let watchers = Mutex<[FileWatcher]>([])
     /// Where the watchers of the administrator's directories call back, one at a time.
     private let watcherQueue = DispatchQueue(label: "swift-defaults administrator files watcher")
@@ -172,7 +242,49 @@ final class AdministratorLayers: Sendable {
 
     /// The file the current value of `key` came from.
     func file(forKey key: String, managed: Bool) -> URL? {
-        current.withLock { managed ? $0.managed[key] : $0.vendor[key] }
+        current.withLock { managed ? $0.applied.managed[key] : $0.applied.vendor[key] }
+    }
+
+    /// Whether a file read last holds `key`, as a default or enforced.
+    func holds(_ key: String) -> Bool {
+        current.withLock { state in
+            state.loaded.managedFiles.contains { $0.values[key] != nil }
+                || state.loaded.vendorFiles.contains { $0.values[key] != nil }
+        }
+    }
+
+    /// Calls `apply` with the values read last but those `rejecting` names a key declaration
+    /// for (a key then takes the next file's value), holding the lock so that two applications
+    /// cannot cross; returns its result and a problem for each value newly ignored.
+    func withReadableValues<Result>(
+        rejecting: (String, PropertyListValue) -> Defaults.KeyDeclaration?,
+        apply: ([String: PropertyListValue], [String: PropertyListValue]) -> Result
+    ) -> (Result, [DefaultsError]) {
+        current.withLock { state in
+            var ignored: Set<IgnoredValue> = []
+            var problems: [DefaultsError] = []
+            func readable(_ files: [File], managed: Bool) -> Layer {
+                Loaded.merge(files) { key, value, file in
+                    guard let declaration = rejecting(key, value) else { return false }
+                    let entry = IgnoredValue(key: key, file: file, value: value)
+                    ignored.insert(entry)
+                    if !state.ignored.contains(entry) {
+                        problems.append(
+                            DefaultsError(
+                                suite: suiteName, kind: .wrongType, key: key, fileURL: file,
+                                message: "the administrator's \(managed ? "enforced value" : "default") of \"\(key)\" "
+                                    + "in \(file.path) was ignored: \(declaration) cannot read "
+                                    + "a value of type \(value.typeName); the next layer is read"))
+                    }
+                    return true
+                }
+            }
+            let vendor = readable(state.loaded.vendorFiles, managed: false)
+            let managed = readable(state.loaded.managedFiles, managed: true)
+            state.ignored = ignored
+            state.applied = (vendor.files, managed.files)
+            return (apply(vendor.values, managed.values), problems)
+        }
     }
 
     /// Reads every file, the last directory first so that the first listed wins.
@@ -186,32 +298,31 @@ final class AdministratorLayers: Sendable {
                 let vendorURL = directory.appendingPathComponent(fileName, isDirectory: false)
                 let managedDirectory = directory.appendingPathComponent("managed", isDirectory: true)
                 let managedURL = managedDirectory.appendingPathComponent(fileName, isDirectory: false)
-                merge(vendorURL, directoryOwner: owner, into: &loaded.vendor, problems: &loaded.problems)
+                read(vendorURL, directoryOwner: owner, into: &loaded.vendorFiles, problems: &loaded.problems)
                 if let refusal = Self.managedDirectoryRefusal(managedDirectory.path, directoryOwner: owner) {
                     loaded.problems.append(
                         DefaultsError(
                             suite: suiteName, kind: .unreadable, fileURL: managedURL,
                             message: "the administrator's file \(managedURL.path) was ignored: \(refusal)"))
                 } else {
-                    merge(managedURL, directoryOwner: owner, into: &loaded.managed, problems: &loaded.problems)
+                    read(managedURL, directoryOwner: owner, into: &loaded.managedFiles, problems: &loaded.problems)
                 }
             }
-            current = (loaded.vendor.files, loaded.managed.files)
+            current.loaded = loaded
+            current.applied = (loaded.vendor.files, loaded.managed.files)
             return loaded
         }
     }
 
-    private func merge(
-        _ url: URL, directoryOwner: uid_t, into layer: inout Layer, problems: inout [DefaultsError]
+    /// Reads `url` and puts it before the files read so far (of directories listed after).
+    private func read(
+        _ url: URL, directoryOwner: uid_t, into files: inout [File], problems: inout [DefaultsError]
     ) {
         switch Self.readFile(url.path, directoryOwner: directoryOwner) {
         case .absent:
             break
         case .values(let values):
-            for (key, value) in values {
-                layer.values[key] = value
-                layer.files[key] = url
-            }
+            files.insert(File(url: url, values: values), at: 0)
         case .problem(let reason):
             problems.append(
                 DefaultsError(

@@ -34,6 +34,9 @@ extension FileSuite {
         guard !hasBegunWatching.exchange(true, ordering: .acquiringAndReleasing) else { return }
         startWatchingAdministratorLayers()
         startWatching()
+        // What the administrator changed before the watchers started would otherwise be seen
+        // only at the file's next change.
+        reloadAdministratorLayers()
         reload()
     }
 
