@@ -16,14 +16,7 @@ struct ReadmeSnippetTests {
         .enabled(if: SwiftCompiler.isAvailable, "needs swiftc on PATH"),
         arguments: snippets)
     func compilesAsWritten(_ snippet: ReadmeSnippet) throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("readme-\(snippet.line)-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // A single file is its program's main file: top-level code is allowed, as in a script.
-        let file = directory.appendingPathComponent(snippet.isManifest ? "Package.swift" : "main.swift")
-        try Data(snippet.code.utf8).write(to: file)
-        let result = try SwiftCompiler.typecheck(file, asManifest: snippet.isManifest)
+        let result = try SwiftCompiler.typecheck(program: snippet.code, asManifest: snippet.isManifest)
         #expect(result.status == 0, "README.md:\(snippet.line) does not compile:\n\(result.error)\(result.output)")
     }
 }
