@@ -1,0 +1,1 @@
+../../../../Tests/ReadmeTests/SwiftCompiler.swift
