@@ -151,18 +151,14 @@ extension FileSuite {
     }
 }
 
-extension FileSuite: KeyDeclarationObserving {
-    /// A key declared after the administrator's files were read may not read a value they hold:
-    /// they are checked again, only when they hold its name.
-    package func keyWasDeclared(_ name: String) {
+extension FileSuite {
+    /// Told by ``Defaults/KeyRegistry`` of each key declared for the suite: a key declared after
+    /// the administrator's files were read may not read a value they hold, so they are checked
+    /// again, only when they hold its name.
+    func keyWasDeclared(_ name: String) {
         guard administrator.holds(name) else { return }
         applyAdministratorLayers()
     }
-}
-
-/// A suite told of each key declared for it (by ``Defaults/KeyRegistry``, after it recorded it).
-package protocol KeyDeclarationObserving: DefaultsSuite {
-    func keyWasDeclared(_ name: String)
 }
 
 /// The administrator's files of one suite: vendor defaults (`<dir>/<suite>.plist`) and enforced
