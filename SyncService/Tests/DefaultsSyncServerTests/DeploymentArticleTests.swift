@@ -199,6 +199,9 @@ struct DeploymentArticleTests {
                     #expect(path.hasPrefix("\(machine.root)/nginx/conf.d/"), "\(block) is saved as \(path)")
                     try block.code.write(toFile: String(path), atomically: true, encoding: .utf8)
                 case "swift":
+                    for line in ArticleDevices.articleLines {
+                        #expect(block.code.contains(line), "\(block) no longer has the test's line \(line)")
+                    }
                     let url = try #require(
                         block.code.matches(of: #/SyncServiceStore\(url: "([^"]+)"/#).last?.output.1,
                         "\(block): no URL")
@@ -320,6 +323,15 @@ final class ArticleDevices: Sendable {
         self.observed = observed
         self.untrusting = untrusting
     }
+
+    /// The lines of the article's `store(token:trusting:)` that ``store(url:token:trusting:)``
+    /// runs: the test checks that the article still has them.
+    static let articleLines = [
+        "var tls = TLSConfiguration.makeClientConfiguration()",
+        "tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(certificatePEM))",
+        "var options = SyncServiceStore.Options()",
+        "options.tlsConfiguration = tls",
+    ]
 
     /// The article's `store(token:trusting:)`, at the article's URL.
     static func store(url: String, token: String, trusting certificatePEM: [UInt8]) throws -> SyncServiceStore {
