@@ -224,7 +224,8 @@ let package = Package(
             name: "ReadmeTests",
             dependencies: [
                 "Defaults", "DefaultsCombine", "DefaultsMacros", "DefaultsConfiguration", "DefaultsPostgres",
-                "TestSupport",
+                "DefaultsPropertyList", "DefaultsSchema", "DefaultsSyncClient", "DefaultsSyncEncryption",
+                "DefaultsSyncTesting", "TestSupport",
             ]
         ),
         .testTarget(

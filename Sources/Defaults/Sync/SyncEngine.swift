@@ -655,7 +655,7 @@ final class SyncEngine: Sendable {
         return DefaultsError(
             suite: suite.name, kind: .wrongType, key: record.key,
             message: "the value of \"\(record.key)\" synced from another machine was kept aside: "
-                + "\(declaration) cannot read a value of type \(value.typeName); the local value stays")
+                + "\(declaration) cannot read \(value.kindName); the local value stays")
     }
 
     /// Pushes every pending change, sorted by key (so that machines pushing overlapping keys lock

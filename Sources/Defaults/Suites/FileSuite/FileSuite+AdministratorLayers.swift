@@ -270,7 +270,7 @@ final class AdministratorLayers: Sendable {
                                 suite: suiteName, kind: .wrongType, key: key, fileURL: file,
                                 message: "the administrator's \(managed ? "enforced value" : "default") of \"\(key)\" "
                                     + "in \(file.path) was ignored: \(declaration) cannot read "
-                                    + "a value of type \(value.typeName); the next layer is read"))
+                                    + "\(value.kindName); the next layer is read"))
                     }
                     return true
                 }

@@ -1,7 +1,9 @@
+import DefaultsPropertyList
+
 extension PropertyListValue {
-    /// The type name `defaults read-type` prints and problems name: `string`, `integer`, `float`, `boolean`,
+    /// The type name `defaults read-type` prints: `string`, `integer`, `float`, `boolean`,
     /// `date`, `data`, `array`, `dictionary`.
-    package var typeName: String {
+    var typeName: String {
         switch self {
         case .string: "string"
         case .integer, .unsignedInteger: "integer"
