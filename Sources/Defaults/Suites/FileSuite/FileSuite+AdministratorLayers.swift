@@ -118,6 +118,82 @@ extension FileSuite {
         return SuiteDomains(managed: loaded.managed.values, persistent: user, vendor: loaded.vendor.values).resolved
     }
 
+    /// One file's value of a key: a layer a read of the key passes through.
+    package struct StoredLayer: Sendable, Hashable {
+        /// The kinds of file, named as `defaults read-source` names them.
+        package enum Kind: String, Sendable, Hashable {
+            case vendor, user, managed
+        }
+
+        package var kind: Kind
+        package var file: URL
+        package var value: PropertyListValue
+
+        package init(kind: Kind, file: URL, value: PropertyListValue) {
+            self.kind = kind
+            self.file = file
+            self.value = value
+        }
+    }
+
+    /// Every file that holds a key, and the one a read takes its value from.
+    package struct KeyLayers: Sendable {
+        /// The files holding the key, the lowest precedence first: the vendor files (the last
+        /// listed directory first), the user's file, the managed files (the last listed first).
+        package var layers: [StoredLayer] = []
+        /// The index in ``layers`` of the value a read returns; `nil` when no file gives it (the
+        /// default declared in code is read, if there is one).
+        package var readIndex: Int?
+        /// The administrator's files that were ignored (unreadable, untrusted), with the reason.
+        package var problems: [DefaultsError] = []
+
+        package init() {}
+    }
+
+    /// Every layer a read of `key` of the suite `name` passes through, file by file, and the one it
+    /// returns, resolved by the rules a suite reads by (``SuiteDomains``, and the first listed
+    /// directory winning within a layer), without opening the suite (for `defaults explain`).
+    ///
+    /// - Parameters:
+    ///   - user: The value the user's file `userFile` holds, if any.
+    ///   - accepts: Whether an administrator's value is read; one it refuses (a value that does
+    ///     not fit its key's type) is listed but passed over, as if its file did not hold it.
+    package static func layers(
+        forKey key: String, suiteName name: String, user: PropertyListValue?, userFile: URL,
+        directories: [URL] = defaultAdministratorDirectories,
+        accepting accepts: (PropertyListValue) -> Bool = { _ in true }
+    ) -> KeyLayers {
+        var result = KeyLayers()
+        var managed: [StoredLayer] = []
+        for directory in directories.reversed() {
+            let loaded = AdministratorLayers(directories: [directory], suiteName: name).load { name, _ in name == key }
+            if let value = loaded.vendor.values[key], let file = loaded.vendor.files[key] {
+                result.layers.append(StoredLayer(kind: .vendor, file: file, value: value))
+            }
+            if let value = loaded.managed.values[key], let file = loaded.managed.files[key] {
+                managed.append(StoredLayer(kind: .managed, file: file, value: value))
+            }
+        }
+        if let user {
+            result.layers.append(StoredLayer(kind: .user, file: userFile, value: user))
+        }
+        result.layers += managed
+
+        let read = AdministratorLayers(directories: directories, suiteName: name).load { $0 == key && accepts($1) }
+        result.problems = read.problems
+        let domains = SuiteDomains(
+            managed: read.managed.values, persistent: user.map { [key: $0] } ?? [:], vendor: read.vendor.values)
+        let file: URL?
+        switch domains.source(forKey: key) {
+        case .managed: file = read.managed.files[key]
+        case .persistent: file = userFile
+        case .vendor: file = read.vendor.files[key]
+        case .argument, .registered, nil: file = nil
+        }
+        result.readIndex = file.flatMap { file in result.layers.firstIndex { $0.file == file } }
+        return result
+    }
+
     /// Watches the administrator's directories, so that a change to their files reaches the suite's
     /// observers like any other change. A directory created after the suite opened is not watched.
     func startWatchingAdministratorLayers() {
@@ -175,8 +251,10 @@ final class AdministratorLayers: Sendable {
         current.withLock { managed ? $0.managed[key] : $0.vendor[key] }
     }
 
-    /// Reads every file, the last directory first so that the first listed wins.
-    func load() -> Loaded {
+    /// Reads every file, the last directory first so that the first listed wins. A value
+    /// `accepts` refuses is left out, as if its file did not hold it, so that the next directory's
+    /// (or the next layer's) value is read instead.
+    func load(accepting accepts: (_ key: String, _ value: PropertyListValue) -> Bool = { _, _ in true }) -> Loaded {
         current.withLock { current in
             var loaded = Loaded()
             guard !directories.isEmpty else { return loaded }
@@ -186,14 +264,18 @@ final class AdministratorLayers: Sendable {
                 let vendorURL = directory.appendingPathComponent(fileName, isDirectory: false)
                 let managedDirectory = directory.appendingPathComponent("managed", isDirectory: true)
                 let managedURL = managedDirectory.appendingPathComponent(fileName, isDirectory: false)
-                merge(vendorURL, directoryOwner: owner, into: &loaded.vendor, problems: &loaded.problems)
+                merge(
+                    vendorURL, directoryOwner: owner, accepting: accepts, into: &loaded.vendor,
+                    problems: &loaded.problems)
                 if let refusal = Self.managedDirectoryRefusal(managedDirectory.path, directoryOwner: owner) {
                     loaded.problems.append(
                         DefaultsError(
                             suite: suiteName, kind: .unreadable, fileURL: managedURL,
                             message: "the administrator's file \(managedURL.path) was ignored: \(refusal)"))
                 } else {
-                    merge(managedURL, directoryOwner: owner, into: &loaded.managed, problems: &loaded.problems)
+                    merge(
+                        managedURL, directoryOwner: owner, accepting: accepts, into: &loaded.managed,
+                        problems: &loaded.problems)
                 }
             }
             current = (loaded.vendor.files, loaded.managed.files)
@@ -202,13 +284,14 @@ final class AdministratorLayers: Sendable {
     }
 
     private func merge(
-        _ url: URL, directoryOwner: uid_t, into layer: inout Layer, problems: inout [DefaultsError]
+        _ url: URL, directoryOwner: uid_t, accepting accepts: (String, PropertyListValue) -> Bool,
+        into layer: inout Layer, problems: inout [DefaultsError]
     ) {
         switch Self.readFile(url.path, directoryOwner: directoryOwner) {
         case .absent:
             break
         case .values(let values):
-            for (key, value) in values {
+            for (key, value) in values where accepts(key, value) {
                 layer.values[key] = value
                 layer.files[key] = url
             }
