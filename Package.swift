@@ -207,7 +207,7 @@ let package = Package(
             name: "DefaultsCommandTests",
             dependencies: [
                 "DefaultsCommand", "DefaultsExample", "Defaults", "DefaultsPropertyList", "DefaultsSchema",
-                "DefaultsTestHelper",
+                "DefaultsTestHelper", "DefaultsSyncTestingHelper",
                 "TestSupport",
             ]
         ),

@@ -32,7 +32,7 @@ struct DefaultsTool: ParsableCommand {
         subcommands: [
             Domains.self, Read.self, ReadType.self, Write.self, Delete.self, Rename.self, Find.self,
             Export.self, Import.self, Watch.self, ReadSource.self, ListKeys.self, Describe.self,
-            RangeCommand.self, Writable.self, Check.self, Reset.self,
+            RangeCommand.self, Writable.self, Check.self, Reset.self, Explain.self, JSONSchemaCommand.self,
         ]
     )
 }

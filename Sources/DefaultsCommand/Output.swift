@@ -23,6 +23,26 @@ enum Output {
         FileHandle.standardOutput.write(Data("\n".utf8))
     }
 
+    /// Lines collected and written in pieces of about 64 KB, so that a listing of many lines
+    /// costs a few writes rather than one a line. ``flush()`` writes the rest.
+    struct BufferedLines {
+        private var text = ""
+
+        mutating func print(_ line: String) {
+            text += line
+            text += "\n"
+            if text.utf8.count >= 1 << 16 {
+                flush()
+            }
+        }
+
+        mutating func flush() {
+            guard !text.isEmpty else { return }
+            Output.write(Data(text.utf8))
+            text = ""
+        }
+    }
+
     /// Writes `text` and a newline to standard error.
     static func printError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
@@ -47,8 +67,7 @@ enum Output {
 
     /// `key` quoted as `defaults read` quotes it, when it needs quotes.
     static func quotedKey(_ key: String) -> String {
-        let description = PropertyList.openStepDescription([key] as [Any])
-        return foldingWhitespace(description.dropFirst().dropLast())
+        PropertyList.openStepQuoted(key)
     }
 
     /// Folds each run of whitespace outside double-quoted strings into one space and trims the

@@ -23,6 +23,13 @@ struct OpenStepWriter: ~Copyable {
         return writer.out.finishString()
     }
 
+    /// `string` as a string is written inside a collection: bare or quoted.
+    static func quoted(_ string: String) -> String {
+        var writer = OpenStepWriter()
+        writer.appendQuotedIfNeeded(string)
+        return writer.out.finishString()
+    }
+
     /// Writes the description of `value` to `sink` in pieces, as it is made: the text of a large
     /// domain (a binary property list whose shared objects are written out at each reference
     /// can print a hundred times its size) is never held whole.

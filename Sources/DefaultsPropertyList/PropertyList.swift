@@ -111,6 +111,12 @@ public enum PropertyList {
         OpenStepWriter.describe(value)
     }
 
+    /// `string` as old-style text writes a string: bare when it is ASCII letters and digits,
+    /// else quoted and escaped (how `defaults` prints a key's name).
+    package static func openStepQuoted(_ string: String) -> String {
+        OpenStepWriter.quoted(string)
+    }
+
     /// Writes ``openStepDescription(_:)`` of `value` to `sink` in pieces (of about 64 KB) as it
     /// is made, for text too large to hold whole.
     public static func writeOpenStepDescription(

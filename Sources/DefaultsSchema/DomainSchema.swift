@@ -54,18 +54,29 @@ public struct DomainSchema: Sendable, Hashable, Codable {
         }
     }
 
-    private struct VersionOnly: Decodable {
-        var serializationVersion: Int
+    private enum CodingKeys: String, CodingKey {
+        case serializationVersion, domain, keys
     }
 
-    /// Reads a schema from JSON, checking its version first.
+    /// Decodes a schema, checking its version before anything else, so that a newer format is
+    /// refused as such rather than for a field it changed.
+    ///
+    /// - Throws: ``UnsupportedVersion`` for a newer format, or a `DecodingError`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        serializationVersion = try container.decode(Int.self, forKey: .serializationVersion)
+        guard serializationVersion <= Self.currentSerializationVersion, serializationVersion >= 0 else {
+            throw UnsupportedVersion(version: serializationVersion)
+        }
+        domain = try container.decode(String.self, forKey: .domain)
+        keys = try container.decode([KeySchema].self, forKey: .keys)
+    }
+
+    /// Reads a schema from JSON, in one pass that checks its version first (``init(from:)``).
     ///
     /// - Throws: ``UnsupportedVersion`` for a newer format, or a `DecodingError`.
     public static func decode(from data: Data) throws -> DomainSchema {
-        let decoder = JSONDecoder()
-        let version = try decoder.decode(VersionOnly.self, from: data).serializationVersion
-        guard version <= currentSerializationVersion, version >= 0 else { throw UnsupportedVersion(version: version) }
-        return try decoder.decode(DomainSchema.self, from: data)
+        try JSONDecoder().decode(DomainSchema.self, from: data)
     }
 
     /// The schema as JSON: pretty-printed with sorted keys, so that the same schema is always

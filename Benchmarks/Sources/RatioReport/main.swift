@@ -124,6 +124,10 @@ if arguments.count == 2, arguments[1] == "--process-start" {  // P13 alone
     measureStandardReadProcess()
     exit(0)
 }
+if arguments.count == 2, arguments[1] == "--schema-listing" {  // P15 alone
+    measureSchemaListing()
+    exit(0)
+}
 if arguments.count == 2, arguments[1] == "--observers" {  // P6: a change seen by 1,000 observers
     print(format(writeCost(observers: 1_000)))
     exit(0)
@@ -381,6 +385,10 @@ measureCommandLineRead(fileURL: fileURL)
 // MARK: P13
 
 measureStandardReadProcess()
+
+// MARK: P15
+
+measureSchemaListing()
 
 // MARK: Observation: a write's cost with observers, and P6
 

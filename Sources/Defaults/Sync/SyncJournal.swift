@@ -88,6 +88,10 @@ final class SyncJournal: Sendable {
             guard case .date(let date)? = values[SyncJournal.lastSyncKey] else { return nil }
             return date
         }
+
+        func entry(forKey key: String) -> Entry? {
+            SyncJournal.entry(from: values[key])
+        }
     }
 
     func flush() throws {

@@ -23,12 +23,14 @@ struct ListKeys: ParsableCommand {
         let domain = try Domain(argument: domain)
         let found = try SchemaCatalog.require(domain)
         let values = try SchemaKeyValues(domain)
+        var output = Output.BufferedLines()
         for key in found.schema.keys {
-            Output.print(key.listLine(value: values.current(key.name)))
+            output.print(key.listLine(value: values.current(key.name)))
             if let description = key.description {
-                Output.print("    " + description)
+                output.print("    " + description)
             }
         }
+        output.flush()
     }
 }
 

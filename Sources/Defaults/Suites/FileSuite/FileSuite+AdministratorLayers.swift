@@ -118,6 +118,87 @@ extension FileSuite {
         return SuiteDomains(managed: loaded.managed.values, persistent: user, vendor: loaded.vendor.values).resolved
     }
 
+    /// One file's value of a key: a layer a read of the key passes through.
+    package struct StoredLayer: Sendable, Hashable {
+        /// The kinds of file, named as `defaults read-source` names them.
+        package enum Kind: String, Sendable, Hashable {
+            case vendor, user, managed
+        }
+
+        package var kind: Kind
+        package var file: URL
+        package var value: PropertyListValue
+
+        package init(kind: Kind, file: URL, value: PropertyListValue) {
+            self.kind = kind
+            self.file = file
+            self.value = value
+        }
+    }
+
+    /// Every file that holds a key, and the one a read takes its value from.
+    package struct KeyLayers: Sendable {
+        /// The files holding the key, the lowest precedence first: the vendor files (the last
+        /// listed directory first), the user's file, the managed files (the last listed first).
+        package var layers: [StoredLayer] = []
+        /// The index in ``layers`` of the value a read returns; `nil` when no file gives it (the
+        /// default declared in code is read, if there is one).
+        package var readIndex: Int?
+        /// The administrator's files that were ignored (unreadable, untrusted), with the reason.
+        package var problems: [DefaultsError] = []
+
+        package init() {}
+    }
+
+    /// Every layer a read of `key` of the suite `name` passes through, file by file, and the one it
+    /// returns, resolved by the rules a suite reads by (``SuiteDomains``, and the first listed
+    /// directory winning within a layer), without opening the suite (for `defaults explain`).
+    ///
+    /// - Parameters:
+    ///   - user: The value the user's file `userFile` holds, if any.
+    ///   - accepts: Whether an administrator's value is read; one it refuses (a value that does
+    ///     not fit its key's type) is listed but passed over, as if its file did not hold it.
+    package static func layers(
+        forKey key: String, suiteName name: String, user: PropertyListValue?, userFile: URL,
+        directories: [URL] = defaultAdministratorDirectories,
+        accepting accepts: (PropertyListValue) -> Bool = { _ in true }
+    ) -> KeyLayers {
+        var result = KeyLayers()
+        let read = AdministratorLayers(directories: directories, suiteName: name).load()
+        // Lowest first: the last listed directory's vendor file up to the first's, the user's,
+        // then the managed files likewise.
+        for file in read.vendorFiles.reversed() {
+            if let value = file.values[key] {
+                result.layers.append(StoredLayer(kind: .vendor, file: file.url, value: value))
+            }
+        }
+        if let user {
+            result.layers.append(StoredLayer(kind: .user, file: userFile, value: user))
+        }
+        for file in read.managedFiles.reversed() {
+            if let value = file.values[key] {
+                result.layers.append(StoredLayer(kind: .managed, file: file.url, value: value))
+            }
+        }
+        // What a suite reads, with the values `accepts` refuses left out as a suite leaves out
+        // those its keys cannot read.
+        let ignoring: (String, PropertyListValue, URL) -> Bool = { name, value, _ in name != key || !accepts(value) }
+        let vendor = AdministratorLayers.Loaded.merge(read.vendorFiles, isIgnored: ignoring)
+        let managed = AdministratorLayers.Loaded.merge(read.managedFiles, isIgnored: ignoring)
+        result.problems = read.problems
+        let domains = SuiteDomains(
+            managed: managed.values, persistent: user.map { [key: $0] } ?? [:], vendor: vendor.values)
+        let file: URL?
+        switch domains.source(forKey: key) {
+        case .managed: file = managed.files[key]
+        case .persistent: file = userFile
+        case .vendor: file = vendor.files[key]
+        case .argument, .registered, nil: file = nil
+        }
+        result.readIndex = file.flatMap { file in result.layers.firstIndex { $0.file == file } }
+        return result
+    }
+
     /// Watches the administrator's directories, so that a change to their files reaches the suite's
     /// observers like any other change. A directory created after the suite opened is not watched.
     func startWatchingAdministratorLayers() {

@@ -1,0 +1,211 @@
+import ArgumentParser
+import Defaults
+import DefaultsFiles
+import DefaultsPropertyList
+import DefaultsSchema
+import Foundation
+
+/// `defaults explain domain key`: every layer a read of a key passes through, and the one a
+/// program reads.
+struct Explain: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "explain",
+        abstract: "Show every layer that holds a key's value, and which one a program reads.",
+        discussion: """
+            Lists, the lowest first: the default of the domain's schema, each vendor file \
+            (<dir>/<domain>.plist of XDG_CONFIG_DIRS), the user's file, and each managed file \
+            (<dir>/managed/<domain>.plist), with the value, the file and the key's line in it (XML \
+            property lists). The value a program reads is marked *: managed over the user's over \
+            vendor over the default, the first directory of XDG_CONFIG_DIRS winning within a layer. \
+            An administrator's value that does not fit the key's type in the schema is ignored by \
+            reads and marked so. Then says whether the key can be written. A program's launch \
+            arguments, and defaults it declares in code without a schema, are its own and not shown. \
+            With --json, prints the same as one JSON object (see TheDefaultsCommand in the \
+            documentation). Exits 1 when no layer holds the key.
+            """
+    )
+
+    @OptionGroup var selection: DomainSelection
+
+    @Flag(help: "Print a JSON object instead of text.")
+    var json = false
+
+    @Argument(
+        help: ArgumentHelp("The domain (unless -g or --path is given), then the key.", valueName: "domain> <key"),
+        completion: .custom(completeDomainNames)
+    )
+    var arguments: [String] = []
+
+    func run() throws {
+        let (domain, key) = try selection.requireDomain(
+            andOne: "key", from: arguments, usage: "defaults explain <domain> <key>")
+        let explanation = try Self.explain(key, of: domain)
+        guard !explanation.layers.isEmpty else {
+            throw CommandFailure(
+                "No layer holds \(key) of \(domain.displayName): not the schema, the user's file or an "
+                    + "administrator's file")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            do {
+                Output.write(try encoder.encode(explanation) + Data("\n".utf8))
+            } catch {
+                throw CommandFailure("Could not encode the explanation: \(error)")
+            }
+        } else {
+            for line in explanation.textLines() {
+                Output.print(line)
+            }
+        }
+        for problem in explanation.problems {
+            Output.printError(problem)
+        }
+    }
+
+    static func explain(_ key: String, of domain: Domain) throws(CommandFailure) -> KeyExplanation {
+        let schema: SchemaCatalog.Found?
+        do {
+            schema = try SchemaCatalog.schema(of: domain)
+        } catch {
+            Output.printError("\(error.message); explained without it")
+            schema = nil
+        }
+        let keySchema = schema?.schema.key(named: key)
+        let store = DomainStore()
+        let userValue = try store.read(domain)?[key]
+        let userFile = domain.fileURL(in: store.directory)
+
+        // A value read by a key of another type is not the key's value: the library passes over
+        // an administrator's such value (`accepting`), and a typed read of the user's returns the
+        // key's default.
+        func typeProblem(_ value: PropertyListValue) -> String? {
+            guard let expected = keySchema?.type else { return nil }
+            let found = SchemaValue(value).storedType
+            return KeySchema.fits(found, expected) ? nil : "expected \(expected.rawValue), found \(found.rawValue)"
+        }
+        let stored: FileSuite.KeyLayers
+        if case .named(let name) = domain {
+            stored = FileSuite.layers(
+                forKey: key, suiteName: name, user: userValue, userFile: userFile,
+                accepting: { typeProblem($0) == nil })
+        } else {
+            var layers = FileSuite.KeyLayers()
+            if let userValue {
+                layers.layers = [FileSuite.StoredLayer(kind: .user, file: userFile, value: userValue)]
+                layers.readIndex = 0
+            }
+            stored = layers
+        }
+
+        var layers: [KeyExplanation.Layer] = []
+        if let keySchema, let schema, keySchema.defaultValue != nil || keySchema.isDefaultDynamic {
+            layers.append(
+                KeyExplanation.Layer(
+                    layer: "default", file: schema.file.path, value: keySchema.defaultValue,
+                    text: keySchema.defaultText, isRead: false))
+        }
+        var readsDefault = stored.readIndex == nil
+        for (index, layer) in stored.layers.enumerated() {
+            var explained = KeyExplanation.Layer(
+                layer: layer.kind.rawValue, file: layer.file.path, value: SchemaValue(layer.value),
+                text: Output.text(layer.value.object), isRead: index == stored.readIndex)
+            switch Self.locate(key, in: layer) {
+            case .line(let line): explained.line = line
+            case .binary: explained.binary = true
+            case .unknown: break
+            }
+            if let problem = typeProblem(layer.value) {
+                explained.ignored = problem
+                if explained.isRead {
+                    // Only the user's value can be read while not fitting (the administrator's are
+                    // passed over): the key's typed read returns its default.
+                    explained.ignored = problem + "; a program's typed read returns the default"
+                    explained.isRead = false
+                    readsDefault = true
+                }
+            } else if let allowed = keySchema?.allowedValues, !allowed.allows(SchemaValue(layer.value)) {
+                explained.problem = "not among the values the schema allows (\(allowed.summary)); read as it is"
+            }
+            if layer.kind == .user, keySchema?.iCloud ?? true {
+                explained.sync = Defaults.iCloud.journalRecord(
+                    forKey: key, suiteFile: userFile, storedValue: layer.value
+                ).map(KeyExplanation.Sync.init)
+            }
+            layers.append(explained)
+        }
+        if readsDefault, layers.first?.layer == "default" {
+            layers[0].isRead = true
+        }
+
+        let managed = DomainAdministration.files(forKey: key, in: domain).managed
+        return KeyExplanation(
+            domain: domain.displayName, key: key, schema: schema?.file.path, type: keySchema?.type?.rawValue,
+            swiftType: keySchema?.swiftType, layers: layers, writable: managed == nil,
+            notWritableBecause: managed.map { "managed by the administrator in \($0.path)" },
+            problems: stored.problems.map(\.description))
+    }
+
+    /// Where `key` is written in `layer`'s file, read again (bounded) only to point at it.
+    private static func locate(_ key: String, in layer: FileSuite.StoredLayer) -> PropertyListKeyLine.Location {
+        // The administrator's files are never read through a link; the user's may be one.
+        guard
+            case .file(_, let data)? = try? BoundedFileRead.read(
+                layer.file.path, followingLinks: layer.kind == .user)
+        else { return .unknown }
+        return PropertyListKeyLine.locate(key, in: data)
+    }
+}
+
+extension KeyExplanation.Sync {
+    init(_ record: SyncedValueRecord) {
+        self.init(
+            writtenAt: record.writtenAt?.formatted(.iso8601), writer: record.writer, pending: record.isPending,
+            matchesValue: record.matchesStoredValue)
+    }
+}
+
+extension KeyExplanation {
+    /// The explanation as people read it: a heading, a line per layer (`*` marks the value read),
+    /// and whether the key can be written.
+    func textLines() -> [String] {
+        var heading = "\(Output.quotedKey(key)) of \(domain)"
+        if let schema {
+            heading += ": \(type ?? "any type") (\(swiftType ?? "?")), schema \(schema)"
+        } else {
+            heading += ": no schema"
+        }
+        var lines = [heading]
+        let width = layers.map(\.layer.count).max() ?? 0
+        for layer in layers {
+            var line = (layer.isRead ? "* " : "  ") + layer.layer.padding(toLength: width, withPad: " ", startingAt: 0)
+            // A collection's text spans lines: one line per layer.
+            let valueLines = layer.text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            line += "  " + valueLines.joined(separator: " ")
+            if let file = layer.file {
+                line += "  " + file + (layer.line.map { ":\($0)" } ?? (layer.binary == true ? " (binary)" : ""))
+            }
+            if let ignored = layer.ignored {
+                line += "  ignored: " + ignored
+            }
+            if let problem = layer.problem {
+                line += "  " + problem
+            }
+            lines.append(line)
+            if let sync = layer.sync {
+                var text = "      synced: version of \(sync.writtenAt ?? "an unknown time"), writer \(sync.writer)"
+                text += sync.pending ? ", not yet pushed" : ", pushed or received"
+                if !sync.matchesValue {
+                    text += "; the file's value changed since (not yet recorded for sync)"
+                }
+                lines.append(text)
+            }
+        }
+        if !layers.contains(where: \.isRead) {
+            lines.append("  (no layer is read: the program's own default, if any)")
+        }
+        lines.append("* the value a program reads")
+        lines.append(writable ? "writable: true" : "writable: false: \(notWritableBecause ?? "")")
+        return lines
+    }
+}
