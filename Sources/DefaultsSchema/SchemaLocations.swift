@@ -11,9 +11,22 @@ public enum SchemaLocations {
     /// The directories under each base directory that hold schemas.
     public static let subdirectory = "defaults/schemas"
 
+    /// The variables the locations depend on, as this process's environment has them: the
+    /// default of every `environment:` parameter here. Read one by one, because making the whole
+    /// environment a dictionary costs more than finding a schema.
+    public static var processEnvironment: [String: String] {
+        var environment: [String: String] = [:]
+        for name in ["XDG_DATA_HOME", "XDG_DATA_DIRS", "HOME"] {
+            if let value = getenv(name) {
+                environment[name] = String(cString: value)
+            }
+        }
+        return environment
+    }
+
     /// The user's schema directory: `$XDG_DATA_HOME/defaults/schemas`, or
     /// `~/.local/share/defaults/schemas` when the variable is unset, empty or not absolute.
-    public static func userDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    public static func userDirectory(environment: [String: String] = processEnvironment) -> URL {
         let base: String
         if let home = environment["XDG_DATA_HOME"], home.hasPrefix("/") {
             base = home
@@ -26,7 +39,7 @@ public enum SchemaLocations {
 
     /// Every schema directory, in the order a reader searches them: the user's, then each of
     /// `$XDG_DATA_DIRS` (relative entries are ignored, as the specification says).
-    public static func searchDirectories(environment: [String: String] = ProcessInfo.processInfo.environment)
+    public static func searchDirectories(environment: [String: String] = processEnvironment)
         -> [URL]
     {
         var systemDirectories = (environment["XDG_DATA_DIRS"] ?? "").split(separator: ":").map(String.init)
@@ -51,7 +64,7 @@ public enum SchemaLocations {
 
     /// The paths a reader tries for `domain`'s schema, in order.
     public static func candidateFiles(
-        forDomain domain: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        forDomain domain: String, environment: [String: String] = processEnvironment
     ) -> [URL] {
         guard let name = fileName(forDomain: domain) else { return [] }
         return searchDirectories(environment: environment).map { $0.appendingPathComponent(name, isDirectory: false) }

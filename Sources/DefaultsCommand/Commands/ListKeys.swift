@@ -37,13 +37,23 @@ struct ListKeys: ParsableCommand {
 extension KeySchema {
     /// `fontSize (integer, Swift.Int) = 14, default 12, allows 8 through 72, syncs`.
     func listLine(value: PropertyListValue?) -> String {
-        var line = "\(Output.quotedKey(name)) (\(type?.rawValue ?? "any type"), \(swiftType))"
+        // Appended piece by piece into one string: a domain of thousands of keys makes as many lines.
+        var line = Output.quotedKey(name)
+        line.reserveCapacity(line.utf8.count + swiftType.utf8.count + 64)
+        line += " ("
+        line += type?.rawValue ?? "any type"
+        line += ", "
+        line += swiftType
+        line += ")"
         if let value {
-            line += " = \(Output.text(value.object))"
+            line += " = "
+            line += Output.text(value)
         }
-        line += ", default \(defaultText)"
+        line += ", default "
+        line += defaultText
         if let allowedValues {
-            line += ", allows \(allowedValues.summary)"
+            line += ", allows "
+            line += allowedValues.summary
         }
         if iCloud {
             line += ", syncs"
@@ -54,7 +64,7 @@ extension KeySchema {
     /// The default as people read it: its value, `none` or `computed when read`.
     var defaultText: String {
         if let defaultValue {
-            return Output.text(PropertyListValue(defaultValue).object)
+            return Output.text(PropertyListValue(defaultValue))
         }
         return isDefaultDynamic ? "computed when read" : "none"
     }
