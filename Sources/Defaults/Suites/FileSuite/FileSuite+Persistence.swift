@@ -70,6 +70,8 @@ extension FileSuite {
             // Writing begins watching: the write itself merges with what was changed meanwhile.
             if !hasBegunWatching.exchange(true, ordering: .acquiringAndReleasing) {
                 startWatchingAdministratorLayers()
+                // What the administrator changed before: read once no lock is held.
+                DispatchQueue.global(qos: .utility).async { [weak self] in self?.reloadAdministratorLayers() }
             }
             startWatching()
             do {

@@ -13,19 +13,33 @@ import Darwin
 #endif
 
 extension FileSuite {
-    /// How long after opening a suite that nobody observes or writes it starts watching anyway, so
-    /// that a program that only reads sees other processes' changes from then on.
-    static let watchingDelay: DispatchTimeInterval = .seconds(1)
+    /// How long after opening a suite that nobody observes or writes it starts watching at its
+    /// next read, so that a program that only reads sees other processes' changes from then on.
+    package static let watchingDelay: Duration = .seconds(1)
 
     /// Arranges for watching to begin when it is first needed: at the first observer, at the
-    /// first write, or ``watchingDelay`` after opening, whichever comes first. A command-line
-    /// program that reads a value and exits within that time starts no watcher thread and no
-    /// inotify instance, whose teardown would hold up its exit by milliseconds.
+    /// first write, or at the first read ``watchingDelay`` or more after opening. A command-line
+    /// program that reads a value and exits sooner starts no thread, no timer and no inotify
+    /// instance (whose start and teardown would cost its exit a tenth of a millisecond or more).
     func watchWhenNeeded() {
         changes.whenFirstObserved { [weak self] in self?.watchFromNowOn() }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + Self.watchingDelay) { [weak self] in
-            self?.watchFromNowOn()
-        }
+    }
+
+    /// Called by every read: starts watching, off the reading thread, once the suite has been
+    /// open for ``watchingDelay`` and nothing else started it. One relaxed load once watching.
+    @inline(__always)
+    func watchIfDue() {
+        guard !hasBegunWatching.load(ordering: .relaxed) else { return }
+        scheduleWatchingIfDue()
+    }
+
+    @inline(never)
+    private func scheduleWatchingIfDue() {
+        guard ContinuousClock.now - openedAt >= Self.watchingDelay,
+            !isWatchingScheduled.exchange(true, ordering: .relaxed)
+        else { return }
+        // Not on the reading thread: it may hold `io` (inside `modify`), which a reload takes.
+        DispatchQueue.global(qos: .utility).async { [weak self] in self?.watchFromNowOn() }
     }
 
     /// Begins watching the file and the administrator's files, once, and reads what other

@@ -77,6 +77,10 @@ public final class FileSuite: DefaultsSuite {
     let isResumingWatching = Atomic(false)
     /// Whether watching has begun (``watchFromNowOn()``).
     let hasBegunWatching = Atomic(false)
+    /// Whether a read has asked for watching to begin (``watchIfDue()``).
+    let isWatchingScheduled = Atomic(false)
+    /// When the suite was opened, for ``watchIfDue()``.
+    let openedAt = ContinuousClock.now
     let administrator: AdministratorLayers
     /// Writes the pending changes a short while after they are made, on ``flush()``, and again
     /// after a failure.
@@ -220,10 +224,14 @@ public final class FileSuite: DefaultsSuite {
     // MARK: DefaultsSuite
 
     public func object(forKey key: String) -> Any? {
-        store.value(forKey: key)?.object
+        watchIfDue()
+        return store.value(forKey: key)?.object
     }
 
-    public var valueGeneration: UInt64? { store.generation.value }
+    public var valueGeneration: UInt64? {
+        watchIfDue()
+        return store.generation.value
+    }
 
     public func set(_ object: Any?, forKey key: String) {
         write(object, forKey: key)
