@@ -50,8 +50,11 @@ enum SuiteMigrations {
 
     /// What a set of migrations does: the moves, in order, and the values left unconverted.
     struct Plan {
+        /// A value under `name` that `migration` cannot convert.
+        typealias Unconvertible = (migration: KeyMigration, name: String, value: PropertyListValue)
+
         var moves: [KeyMove] = []
-        var unconvertible: [(migration: KeyMigration, name: String, value: PropertyListValue)] = []
+        var unconvertible: [Unconvertible] = []
     }
 
     /// Decides every migration in turn, each on the values as the earlier ones left them, so that
@@ -117,9 +120,7 @@ enum SuiteMigrations {
         report(plan.unconvertible, in: suite)
     }
 
-    private static func report(
-        _ unconvertible: [(migration: KeyMigration, name: String, value: PropertyListValue)], in suite: any DefaultsSuite
-    ) {
+    private static func report(_ unconvertible: [Plan.Unconvertible], in suite: any DefaultsSuite) {
         let fileURL = (suite as? any EditableSuite)?.problemFileURL
         for (migration, name, value) in unconvertible {
             let place = name == migration.name ? "" : " (a former name of key \"\(migration.name)\")"

@@ -131,7 +131,8 @@ struct MigrationTests {
         var keys: [Defaults.Key<Int>] = []
         Defaults.migrate(
             (0..<1_000).map { index in
-                let key = Defaults.Key<Int>("new\(index)", default: -1, suite: suite, migrating: .renamed(from: "old\(index)"))
+                let key = Defaults.Key<Int>(
+                    "new\(index)", default: -1, suite: suite, migrating: .renamed(from: "old\(index)"))
                 keys.append(key)
                 return key
             })
