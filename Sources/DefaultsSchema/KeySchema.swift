@@ -19,6 +19,10 @@ public struct KeySchema: Sendable, Hashable, Codable {
     public var allowedValues: AllowedValues?
     /// Whether the value syncs between machines (`iCloud: true`).
     public var iCloud: Bool
+    /// The names the key was stored under in earlier versions, newest first (its declaration's
+    /// `migrating:`), whose values the program moves to ``name``; `nil` when it was never
+    /// renamed. Absent from schemas written before it existed, which decode as before.
+    public var formerNames: [String]?
 
     /// Creates a key's schema.
     public init(
@@ -29,7 +33,8 @@ public struct KeySchema: Sendable, Hashable, Codable {
         isDefaultDynamic: Bool = false,
         description: String? = nil,
         allowedValues: AllowedValues? = nil,
-        iCloud: Bool = false
+        iCloud: Bool = false,
+        formerNames: [String]? = nil
     ) {
         self.name = name
         self.type = type
@@ -39,6 +44,7 @@ public struct KeySchema: Sendable, Hashable, Codable {
         self.description = description
         self.allowedValues = allowedValues
         self.iCloud = iCloud
+        self.formerNames = formerNames
     }
 
     /// Why `value` does not fit this key, in words naming both; `nil` when it fits.

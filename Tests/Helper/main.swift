@@ -39,6 +39,8 @@ case "launch-arguments-read": LaunchArgumentCommands.read(rest)
 case "observation-write": ObservationCommands.write(rest)
 case "in-place-rewrite": InPlaceRewriteCommands.rewrite(rest)
 case "schema-export": SchemaCommands.export(rest)
+case "migrate-renamed": MigrationCommands.renamed(rest)
+case "migrate-chain": MigrationCommands.chain(rest)
 default:
     FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
     exit(64)

@@ -19,6 +19,7 @@ extension Defaults.Key where Value: Comparable {
         iCloud: Bool = false,
         description: String? = nil,
         range: ClosedRange<Value>,
+        migrating migration: Defaults.Migration<Value>? = nil,
         file: StaticString = #fileID,
         line: UInt = #line
     ) {
@@ -36,7 +37,7 @@ extension Defaults.Key where Value: Comparable {
         }
         self.init(
             name, defaultSource: .value(defaultValue), suite: suite, iCloud: iCloud, meaning: meaning,
-            site: KeyDeclarationSite(file: file, line: line))
+            migration: migration, site: KeyDeclarationSite(file: file, line: line))
     }
 }
 
@@ -45,7 +46,7 @@ extension Defaults.Key where Value: Equatable {
     ///
     /// The choices are part of the key's schema, in stored form (an enum's raw values), and the
     /// `defaults` command refuses to write any other value. A default that is not among them is
-    /// reported when the key is declared, as for ``init(_:default:suite:iCloud:description:range:file:line:)``.
+    /// reported when the key is declared, as for ``init(_:default:suite:iCloud:description:range:migrating:file:line:)``.
     ///
     /// ```swift
     /// static let theme = Key<Theme>("theme", default: .system, choices: [.light, .dark, .system])
@@ -57,6 +58,7 @@ extension Defaults.Key where Value: Equatable {
         iCloud: Bool = false,
         description: String? = nil,
         choices: [Value],
+        migrating migration: Defaults.Migration<Value>? = nil,
         file: StaticString = #fileID,
         line: UInt = #line
     ) {
@@ -69,6 +71,6 @@ extension Defaults.Key where Value: Equatable {
         }
         self.init(
             name, defaultSource: .value(defaultValue), suite: suite, iCloud: iCloud, meaning: meaning,
-            site: KeyDeclarationSite(file: file, line: line))
+            migration: migration, site: KeyDeclarationSite(file: file, line: line))
     }
 }

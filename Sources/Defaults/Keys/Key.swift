@@ -60,6 +60,9 @@ extension Defaults {
         ///   - description: What the setting means, for people: the `defaults` command and the
         ///     schema show it (``Defaults/exportSchema(of:to:)``). It costs nothing per read or
         ///     write: it is kept in ``Defaults/KeyRegistry``, not on the key.
+        ///   - migrating: What the key was in an earlier version (another name, another type), so
+        ///     that a value stored then becomes its value (see ``Defaults/Migration``); run when the
+        ///     key is declared, at no cost when no former name holds a value.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///
@@ -71,12 +74,14 @@ extension Defaults {
             suite: any DefaultsSuite = Defaults.standardSuite,
             iCloud: Bool = false,
             description: String? = nil,
+            migrating migration: Migration<Value>? = nil,
             file: StaticString = #fileID,
             line: UInt = #line
         ) {
             self.init(
                 name, defaultSource: .value(defaultValue), suite: suite, iCloud: iCloud,
-                meaning: KeyMeaning(description: description), site: KeyDeclarationSite(file: file, line: line))
+                meaning: KeyMeaning(description: description), migration: migration,
+                site: KeyDeclarationSite(file: file, line: line))
         }
 
         /// Creates a key whose default value is computed on each read of a missing value.
@@ -86,6 +91,9 @@ extension Defaults {
         ///   - suite: Where the value is stored; the standard suite unless given.
         ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
         ///   - description: What the setting means, for people, kept in ``Defaults/KeyRegistry``.
+        ///   - migrating: What the key was in an earlier version (another name, another type), so
+        ///     that a value stored then becomes its value (see ``Defaults/Migration``); run when the
+        ///     key is declared, at no cost when no former name holds a value.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - line: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
         ///   - defaultValueGetter: Computes the value a read returns while none is stored. As in
@@ -95,13 +103,14 @@ extension Defaults {
             suite: any DefaultsSuite = Defaults.standardSuite,
             iCloud: Bool = false,
             description: String? = nil,
+            migrating migration: Migration<Value>? = nil,
             file: StaticString = #fileID,
             line: UInt = #line,
             default defaultValueGetter: @escaping () -> Value
         ) {
             self.init(
                 name, defaultSource: .dynamic(UncheckedSendableClosure(defaultValueGetter).call), suite: suite,
-                iCloud: iCloud, meaning: KeyMeaning(description: description),
+                iCloud: iCloud, meaning: KeyMeaning(description: description), migration: migration,
                 site: KeyDeclarationSite(file: file, line: line))
         }
 
@@ -113,17 +122,26 @@ extension Defaults {
             suite: any DefaultsSuite,
             iCloud: Bool,
             meaning: KeyMeaning,
+            migration: Migration<Value>? = nil,
             site: KeyDeclarationSite
         ) {
             self.defaultSource = defaultSource
             decodeCache = DecodeCache()
             declarationSite = site
             super.init(name: name, suite: suite)
+            var meaning = meaning
+            if let migration {
+                meaning.migration = KeyMigration(name: name, migration: migration)
+            }
             Defaults.KeyRegistry.register(self, iCloud: iCloud, meaning: meaning)
             if let storedDefault = staticDefaultStoredForm {
                 suite.register(defaults: [name: storedDefault])
             }
             if iCloud { SyncedKeyDeclarations.declare(self) }
+            // After the key is registered, so that the key's own suite can read it at once.
+            if let keyMigration = meaning.migration {
+                MigrationBatch.declared(self, migration: keyMigration)
+            }
         }
 
         /// The static default in the form the suite stores it; `nil` for a dynamic default (or
@@ -144,7 +162,8 @@ extension Defaults {
                 isDefaultDynamic: isDefaultValueDynamic,
                 description: meaning.description,
                 allowedValues: meaning.allowedValues,
-                iCloud: iCloud
+                iCloud: iCloud,
+                formerNames: meaning.schemaFormerNames
             )
         }
 
@@ -155,12 +174,13 @@ extension Defaults {
             suite: UserDefaults,
             iCloud: Bool = false,
             description: String? = nil,
+            migrating migration: Migration<Value>? = nil,
             file: StaticString = #fileID,
             line: UInt = #line
         ) {
             self.init(
                 name, default: defaultValue, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud,
-                description: description, file: file, line: line)
+                description: description, migrating: migration, file: file, line: line)
         }
 
         /// Creates a key with a dynamic default value in a `UserDefaults` suite.
@@ -169,13 +189,14 @@ extension Defaults {
             suite: UserDefaults,
             iCloud: Bool = false,
             description: String? = nil,
+            migrating migration: Migration<Value>? = nil,
             file: StaticString = #fileID,
             line: UInt = #line,
             default defaultValueGetter: @escaping () -> Value
         ) {
             self.init(
-                name, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, description: description, file: file,
-                line: line, default: defaultValueGetter)
+                name, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, description: description,
+                migrating: migration, file: file, line: line, default: defaultValueGetter)
         }
 
         // The read and write paths are inlinable so that code using a key gets a copy specialized
@@ -266,10 +287,13 @@ extension Defaults.Key {
         suite: any DefaultsSuite = Defaults.standardSuite,
         iCloud: Bool = false,
         description: String? = nil,
+        migrating migration: Defaults.Migration<Value>? = nil,
         file: StaticString = #fileID,
         line: UInt = #line
     ) where Value == Wrapped? {
-        self.init(name, default: nil, suite: suite, iCloud: iCloud, description: description, file: file, line: line)
+        self.init(
+            name, default: nil, suite: suite, iCloud: iCloud, description: description, migrating: migration,
+            file: file, line: line)
     }
 
     /// Creates an optional key in a `UserDefaults` suite whose default value is `nil`.
@@ -278,11 +302,12 @@ extension Defaults.Key {
         suite: UserDefaults,
         iCloud: Bool = false,
         description: String? = nil,
+        migrating migration: Defaults.Migration<Value>? = nil,
         file: StaticString = #fileID,
         line: UInt = #line
     ) where Value == Wrapped? {
         self.init(
             name, default: nil, suite: UserDefaultsSuite.shared(suite), iCloud: iCloud, description: description,
-            file: file, line: line)
+            migrating: migration, file: file, line: line)
     }
 }

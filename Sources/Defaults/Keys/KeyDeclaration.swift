@@ -27,7 +27,7 @@ extension Defaults {
                 ?? KeySchema(
                     name: name, type: inferredStoredType(of: valueType), swiftType: String(reflecting: valueType),
                     defaultValue: nil, description: meaning.description, allowedValues: meaning.allowedValues,
-                    iCloud: iCloud)
+                    iCloud: iCloud, formerNames: meaning.schemaFormerNames)
         }
         /// The key's schema while the key exists.
         let makeSchema: @Sendable () -> KeySchema?

@@ -1,7 +1,7 @@
 import DefaultsSchema
 
-/// What a declaration says about a key besides its name, type and default: its description and
-/// the values it allows. Kept in ``Defaults/KeyRegistry``, never on the key itself, so that a
+/// What a declaration says about a key besides its name, type and default: its description, the
+/// values it allows and what it was before. Kept in ``Defaults/KeyRegistry``, never on the key itself, so that a
 /// described key reads and writes exactly as a bare one.
 struct KeyMeaning: Sendable {
     var description: String?
@@ -11,4 +11,14 @@ struct KeyMeaning: Sendable {
     var allowedSummary: String?
     /// Whether the default value is among the allowed values (checked on the typed values).
     var isDefaultAllowed = true
+    /// What the key was before (``Defaults/Migration``), run when it is declared; its former
+    /// names are part of the schema.
+    var migration: KeyMigration?
+
+    /// The former names as the schema lists them: `nil` when there are none, so that the schema
+    /// of a key that was never renamed is written as before.
+    var schemaFormerNames: [String]? {
+        guard let names = migration?.formerNames, !names.isEmpty else { return nil }
+        return names
+    }
 }

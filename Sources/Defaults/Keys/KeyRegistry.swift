@@ -158,6 +158,11 @@ extension Defaults {
             return rejecting
         }
 
+        /// The migration a declaration of `key` gave (``Defaults/Migration``), if any.
+        static func migration(of key: Keys) -> KeyMigration? {
+            entry(for: key.suite)?.declarations[key.name]?.lazy.compactMap(\.meaning.migration).first
+        }
+
         /// Logs and lists a default outside its key's allowed values, once per declaration.
         private static func record(_ problem: KeyDefaultProblem) {
             let isNew = defaultsOutsideAllowedValues.withLock { problems in

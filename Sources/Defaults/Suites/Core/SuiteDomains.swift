@@ -163,6 +163,19 @@ struct SuiteDomains: Sendable {
             }
             outcome.isPersistable = !outcome.stored.isEmpty
             outcome.changed = Set(old.keys.filter { (old[$0] ?? nil) != value(forKey: $0) })
+        case .migrated(let moves):
+            var old: [String: PropertyListValue?] = [:]
+            for move in moves
+            where persistent[move.from] == move.expected && (move.from == move.to || persistent[move.to] == nil) {
+                for key in [move.from, move.to] where old.index(forKey: key) == nil {
+                    old[key] = .some(value(forKey: key))
+                }
+                persistent[move.from] = nil
+                persistent[move.to] = move.value
+                outcome.stored.insert(move.to)
+            }
+            outcome.isPersistable = !outcome.stored.isEmpty
+            outcome.changed = Set(old.keys.filter { (old[$0] ?? nil) != value(forKey: $0) })
         }
         return outcome
     }

@@ -26,11 +26,15 @@ package enum SuiteEdit {
     /// Values a persisting write could not store, put back to what the backend holds, where the
     /// key still holds the refused value and no newer change of this process is pending.
     case putBack([SyncedWrite])
+    /// Values keys' migrations move from former names (``Defaults/Migration``), each made where
+    /// its former name still holds the value planned on and its new name holds none, beneath
+    /// what the administrator enforces (the user's stored value moves, whatever is enforced).
+    case migrated([KeyMove])
 
     /// Where observers are told the change came from.
     var origin: SuiteChange.Origin {
         switch self {
-        case .set, .setValues, .removeAll, .register, .putBack: .thisProcess
+        case .set, .setValues, .removeAll, .register, .putBack, .migrated: .thisProcess
         case .load, .administrator: .otherProcess
         case .synced: .sync
         }
@@ -45,7 +49,8 @@ package enum SuiteEdit {
         var managed: [String] = []
         /// Whether persistent values changed, for a backend to persist.
         var isPersistable = false
-        /// The keys of ``SuiteEdit/synced(_:)`` writes stored.
+        /// The keys of ``SuiteEdit/synced(_:)`` writes stored; for ``SuiteEdit/migrated(_:)``, the
+        /// names moves were made to.
         var stored: Set<String> = []
     }
 }

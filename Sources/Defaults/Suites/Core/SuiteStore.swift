@@ -94,6 +94,14 @@ package final class SuiteStore: Sendable {
                 for write in writes where outcome.stored.contains(write.key) {
                     state.pending.record(write.value, forKey: write.key, fromSync: true)
                 }
+            case .migrated(let moves):
+                // Only the moves made: each made one to its new name, and no two to the same.
+                for move in moves where outcome.stored.contains(move.to) {
+                    if move.from != move.to {
+                        state.pending.record(nil, forKey: move.from)
+                    }
+                    state.pending.record(move.value, forKey: move.to)
+                }
             case .load, .register, .administrator, .putBack:
                 break
             }

@@ -1,0 +1,96 @@
+import DefaultsPropertyList
+
+/// A key's ``Defaults/Migration`` with its value type erased: what the registry keeps (in
+/// ``KeyMeaning``) and ``SuiteMigrations`` runs. It decides, from stored values alone, what one
+/// key's migration does: nothing, a move, or a value it cannot convert.
+///
+/// `@unchecked Sendable`: its conversions hold the closures of ``Defaults/Migration/converted(from:as:_:)``,
+/// taken without `Sendable` as Defaults takes a dynamic default; they run on the thread that
+/// declares the key or calls ``Defaults/migrate(_:)``, which the caller takes on.
+struct KeyMigration: @unchecked Sendable {
+    struct Step {
+        /// `nil`: the key's own name.
+        let formerName: String?
+        /// The stored form the key stores for a value stored under the former name; `nil` when
+        /// it cannot be converted.
+        let convert: (PropertyListValue) -> PropertyListValue?
+    }
+
+    /// The key's name.
+    let name: String
+    /// The key's value type, for messages.
+    let valueTypeName: String
+    /// Newest first.
+    let steps: [Step]
+    /// Whether a value stored under the key's name is in the form the key stores now.
+    let isCurrent: (PropertyListValue) -> Bool
+    /// The names the key was stored under, newest first, for its schema.
+    let formerNames: [String]
+    private let changesTypeInPlace: Bool
+
+    init<Value: Defaults.Serializable>(name: String, migration: Defaults.Migration<Value>) {
+        self.name = name
+        valueTypeName = String(reflecting: Value.self)
+        steps = migration.steps.map { step in
+            let convert = step.convert
+            return Step(formerName: step.formerName == name ? nil : step.formerName) { stored in
+                convert(stored.object).flatMap { Value.storedForm(of: $0) }.flatMap(PropertyListValue.from)
+            }
+        }
+        isCurrent = { stored in
+            Value.value(fromStoredForm: stored.object).flatMap { Value.storedForm(of: $0) }
+                .flatMap(PropertyListValue.from) == stored
+        }
+        var seen = Set<String>()
+        formerNames = steps.compactMap(\.formerName).filter { seen.insert($0).inserted }
+        changesTypeInPlace = steps.contains { $0.formerName == nil }
+    }
+
+    /// Every name whose stored value the migration looks at.
+    var names: [String] { [name] + formerNames }
+
+    /// Whether `persistent` may hold something to migrate: presence alone, no decoding, so that
+    /// it is cheap to ask holding the suite's lock. A key whose former names hold nothing costs
+    /// a lookup per name.
+    func mayApply(to persistent: [String: PropertyListValue]) -> Bool {
+        if persistent[name] != nil {
+            return changesTypeInPlace
+        }
+        return formerNames.contains { persistent[$0] != nil }
+    }
+
+    /// What the migration does to `values`, the persistent values it looks at.
+    enum Action {
+        case move(KeyMove)
+        /// The value under `name` cannot be converted; it stays.
+        case unconvertible(name: String, value: PropertyListValue)
+    }
+
+    /// What the migration does given the persistent values (`nil` when it does nothing): the
+    /// key's own value is kept when the key reads it; otherwise the newest former name that holds
+    /// a value moves to the key's name, converted.
+    func action(values: (String) -> PropertyListValue?) -> Action? {
+        if let own = values(name) {
+            guard let inPlace = steps.first(where: { $0.formerName == nil }), !isCurrent(own) else { return nil }
+            guard let converted = inPlace.convert(own) else { return .unconvertible(name: name, value: own) }
+            return converted == own ? nil : .move(KeyMove(from: name, to: name, expected: own, value: converted))
+        }
+        for step in steps {
+            guard let formerName = step.formerName, let old = values(formerName) else { continue }
+            guard let converted = step.convert(old) else { return .unconvertible(name: formerName, value: old) }
+            return .move(KeyMove(from: formerName, to: name, expected: old, value: converted))
+        }
+        return nil
+    }
+}
+
+/// A value moved by a migration, from a former name (or the key's own, converted in place) to
+/// the key's name: applied by ``SuiteDomains/apply(_:tellsChanges:)`` only where `from` still
+/// holds `expected` and `to` holds nothing (unless it is `from`), so that a move planned on values
+/// that changed since is not made.
+package struct KeyMove: Sendable, Equatable {
+    var from: String
+    var to: String
+    var expected: PropertyListValue
+    var value: PropertyListValue
+}
