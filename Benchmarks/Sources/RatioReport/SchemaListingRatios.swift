@@ -17,21 +17,27 @@ import Foundation
     let domain = "com.example.schema-listing"
     do {
         let suite = try Fixtures.keySuite(count: 1_000, in: home, name: domain)
+        // Kept until the schema is written, as an app's `static let` keys are: a key that is
+        // gone leaves its default out of the schema.
+        var keys: [Defaults.Keys] = []
         for index in 0..<1_000 {
             let name = "setting-\(index)"
             let description = "What setting \(index) changes, in a sentence of ordinary length."
             switch index % 6 {
-            case 0: _ = Defaults.Key<Int>(name, default: 0, suite: suite, description: description, range: 0...100_000)
-            case 1: _ = Defaults.Key<String>(name, default: "", suite: suite, description: description)
-            case 2: _ = Defaults.Key<Double>(name, default: 0, suite: suite, description: description)
-            case 3: _ = Defaults.Key<Bool>(name, default: false, suite: suite, description: description)
-            case 4: _ = Defaults.Key<Date>(name, default: .distantPast, suite: suite, description: description)
-            default: _ = Defaults.Key<[Int]>(name, default: [], suite: suite, description: description)
+            case 0:
+                keys.append(
+                    Defaults.Key<Int>(name, default: 0, suite: suite, description: description, range: 0...100_000))
+            case 1: keys.append(Defaults.Key<String>(name, default: "", suite: suite, description: description))
+            case 2: keys.append(Defaults.Key<Double>(name, default: 0, suite: suite, description: description))
+            case 3: keys.append(Defaults.Key<Bool>(name, default: false, suite: suite, description: description))
+            case 4: keys.append(Defaults.Key<Date>(name, default: .distantPast, suite: suite, description: description))
+            default: keys.append(Defaults.Key<[Int]>(name, default: [], suite: suite, description: description))
             }
         }
         let dataHome = home.appendingPathComponent("data", isDirectory: true)
         try Defaults.exportSchema(
             of: suite, to: dataHome.appendingPathComponent("defaults/schemas", isDirectory: true))
+        withExtendedLifetime(keys) {}
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = home.path
         environment["XDG_DATA_HOME"] = dataHome.path
