@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "DefaultsCombine", targets: ["DefaultsCombine"]),
         .library(name: "DefaultsMacros", targets: ["DefaultsMacros"]),
         .executable(name: "defaults-example", targets: ["DefaultsExample"]),
+        // Makes `Defaults.exportSchema()` list every key a target declares, used yet or not.
+        .plugin(name: "DefaultsSchemaPlugin", targets: ["DefaultsSchemaPlugin"]),
         // The `defaults` command. Its target and module are `DefaultsCommand`, not `defaults`:
         // a target `defaults` would build `defaults.build` and `defaults.swiftmodule` beside the
         // library's `Defaults.build` and `Modules/Defaults.swiftmodule`, names that clash on a
@@ -84,7 +86,16 @@ let package = Package(
         ),
         // `@ObservableDefault` for `@Observable` classes.
         .target(name: "DefaultsMacros", dependencies: ["Defaults", "DefaultsMacrosPlugin"]),
-        .executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
+        .executableTarget(name: "DefaultsExample", dependencies: ["Defaults"], plugins: ["DefaultsSchemaPlugin"]),
+        // Finds the keys a target's sources declare, for `DefaultsSchemaPlugin`.
+        .executableTarget(
+            name: "DefaultsKeyFinder",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+            ]
+        ),
+        .plugin(name: "DefaultsSchemaPlugin", capability: .buildTool(), dependencies: ["DefaultsKeyFinder"]),
         // End-to-end encryption around any sync store.
         .target(
             name: "DefaultsSyncEncryption",
@@ -206,9 +217,8 @@ let package = Package(
         .testTarget(
             name: "DefaultsCommandTests",
             dependencies: [
-                "DefaultsCommand", "DefaultsExample", "Defaults", "DefaultsPropertyList", "DefaultsSchema",
-                "DefaultsTestHelper", "DefaultsSyncTestingHelper",
-                "TestSupport",
+                "DefaultsCommand", "DefaultsExample", "DefaultsKeyFinder", "Defaults", "DefaultsPropertyList",
+                "DefaultsSchema", "DefaultsTestHelper", "DefaultsSyncTestingHelper", "TestSupport",
             ]
         ),
         // Spawns the `defaults` command as a writer in another process; depending on its target

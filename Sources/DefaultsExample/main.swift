@@ -27,6 +27,9 @@ extension Defaults.Keys {
         "window", default: Window(width: 800, height: 600), description: "The window's size, in points.")
     static let recentFiles = Key<[URL]>(
         "recentFiles", default: [], description: "The files opened last, the latest first (three at most).")
+    /// Not used by this version of the program: the schema lists it all the same.
+    static let showsToolbar = Key<Bool>(
+        "showsToolbar", default: true, description: "Whether the window shows its toolbar.")
 }
 
 let previousLaunch = Defaults[.lastLaunch]
@@ -43,8 +46,9 @@ print("  font size:    \(Defaults[.fontSize])")
 print("  window:       \(Defaults[.window].width)×\(Defaults[.window].height)")
 print("  recent files: \(Defaults[.recentFiles].map(\.path).joined(separator: ", "))")
 
-// Every key above has been used, so the schema lists them all: `defaults keys`, `describe` and
-// `range` read it, and `defaults write` checks values against it.
+// The schema lists every key above, used or not (`DefaultsSchemaPlugin`, applied to this target
+// in Package.swift, finds them in the sources): `defaults keys`, `describe` and `range` read it,
+// and `defaults write` checks values against it.
 do {
     try Defaults.exportSchema()
 } catch {

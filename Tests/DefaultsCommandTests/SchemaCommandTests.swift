@@ -61,6 +61,8 @@ struct SchemaCommandTests {
         #expect(lines.contains("fontSize (integer, Swift.Int), default 12, allows 8 through 72"), "\(keys.output)")
         #expect(lines.contains { $0.hasPrefix("launchCount (integer, Swift.Int) = 1, default 0") })
         #expect(lines.contains("    The colors of the window."))
+        // Never used by the program: listed because DefaultsSchemaPlugin found it in the sources.
+        #expect(lines.contains("showsToolbar (boolean, Swift.Bool), default 1"), "\(keys.output)")
         let refused = try sandbox.run("write", "defaults-example", "theme", "purple")
         #expect(refused.status == 1)
         #expect(refused.error.contains("allows one of light, dark, system, and purple is not among them"))

@@ -60,7 +60,7 @@ extension Defaults {
         ///   - description: What the setting means, for people: the `defaults` command and the
         ///     schema show it (``Defaults/exportSchema(of:to:)``). It costs nothing per read or
         ///     write: it is kept in ``Defaults/KeyRegistry``, not on the key.
-        ///   - migrating: What the key was in an earlier version (another name, another type), so
+        ///   - migration: What the key was in an earlier version (another name, another type), so
         ///     that a value stored then becomes its value (see ``Defaults/Migration``); run when the
         ///     key is declared, at no cost when no former name holds a value.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.
@@ -91,7 +91,7 @@ extension Defaults {
         ///   - suite: Where the value is stored; the standard suite unless given.
         ///   - iCloud: Sync the value between machines with ``Defaults/iCloud``.
         ///   - description: What the setting means, for people, kept in ``Defaults/KeyRegistry``.
-        ///   - migrating: What the key was in an earlier version (another name, another type), so
+        ///   - migration: What the key was in an earlier version (another name, another type), so
         ///     that a value stored then becomes its value (see ``Defaults/Migration``); run when the
         ///     key is declared, at no cost when no former name holds a value.
         ///   - file: Where the key is declared, for ``Defaults/KeyRegistry``'s reports; leave the default.

@@ -11,6 +11,14 @@ extension Defaults {
     /// its copy in another suite, or keys of different types) appears once: the first declaration
     /// with a description, or else the first.
     public static func schema(of suite: any DefaultsSuite = Defaults.standardSuite) -> DomainSchema {
+        schema(of: suite, declaring: [])
+    }
+
+    /// The schema of the keys of `suite` declared so far in this process, `keys` among them:
+    /// naming a `static let` key creates it. What `DefaultsSchemaPlugin`'s generated code calls
+    /// with every key its module declares.
+    public static func schema(of suite: any DefaultsSuite, declaring keys: [Keys]) -> DomainSchema {
+        defer { withExtendedLifetime(keys) {} }
         var chosen: [String: KeySchema] = [:]
         for declaration in KeyRegistry.declarations(in: suite) {
             if let existing = chosen[declaration.name],
@@ -26,11 +34,14 @@ extension Defaults {
     /// Writes the schema of `suite`'s keys declared so far where the `defaults` command finds it:
     /// `$XDG_DATA_HOME/defaults/schemas/<suite name>.json` (`~/.local/share` unless set).
     ///
-    /// The one line an app adds, where its keys have been used (see ``schema(of:)`` for why):
+    /// The one line an app adds:
     ///
     /// ```swift
     /// try Defaults.exportSchema()
     /// ```
+    ///
+    /// With `DefaultsSchemaPlugin` applied to the app's target, that line lists every key the
+    /// target declares, used yet or not; without it, the keys used so far (see ``schema(of:)``).
     ///
     /// The file is written atomically, and only when its content changes, so calling this at
     /// every launch costs one read of the file. A package installs the same file under
@@ -46,7 +57,16 @@ extension Defaults {
     public static func exportSchema(
         of suite: any DefaultsSuite = Defaults.standardSuite, to directory: URL? = nil
     ) throws(DefaultsError) -> URL {
-        let schema = schema(of: suite)
+        try exportSchema(of: suite, to: directory, declaring: [])
+    }
+
+    /// ``exportSchema(of:to:)`` with `keys` among the keys declared: what the code
+    /// `DefaultsSchemaPlugin` generates calls, with every key its module declares.
+    @discardableResult
+    public static func exportSchema(
+        of suite: any DefaultsSuite, to directory: URL?, declaring keys: [Keys]
+    ) throws(DefaultsError) -> URL {
+        let schema = schema(of: suite, declaring: keys)
         func failure(_ message: String, _ url: URL?, _ error: (any Error)? = nil) -> DefaultsError {
             DefaultsError(
                 suite: suite.name, kind: .writeFailed, fileURL: url,
