@@ -62,7 +62,7 @@ package enum FileOwnership: Sendable {
     /// slash; `nil` when neither names an absolute path other than `/`.
     static let homeDirectory: String? = {
         let home =
-            ProcessInfo.processInfo.environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            EnvironmentVariable.value("HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? FileManager.default.homeDirectoryForCurrentUser.path
         let trimmed = (home as NSString).standardizingPath
         return trimmed.hasPrefix("/") && trimmed != "/" ? trimmed : nil

@@ -40,7 +40,7 @@ extension FileSuite {
     /// The administrator's directories, from `XDG_CONFIG_DIRS` (`/etc/xdg` when it is unset or
     /// empty), the first listed winning. Relative entries are ignored, as the XDG specification says.
     public static var defaultAdministratorDirectories: [URL] {
-        let listed = (ProcessInfo.processInfo.environment["XDG_CONFIG_DIRS"] ?? "")
+        let listed = (EnvironmentVariable.value("XDG_CONFIG_DIRS") ?? "")
             .split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
         return (listed.isEmpty ? ["/etc/xdg"] : listed).map { URL(fileURLWithPath: $0, isDirectory: true) }
     }

@@ -1,14 +1,14 @@
+import DefaultsFiles
 import Foundation
 
 extension FileSuite {
     /// The directory Foundation keeps suites in on Linux: `$XDG_CONFIG_HOME` when it is set to an
     /// absolute path, else `~/.config`.
     public static var defaultDirectory: URL {
-        let environment = ProcessInfo.processInfo.environment
-        if let configHome = environment["XDG_CONFIG_HOME"], configHome.hasPrefix("/") {
+        if let configHome = EnvironmentVariable.value("XDG_CONFIG_HOME"), configHome.hasPrefix("/") {
             return URL(fileURLWithPath: configHome, isDirectory: true)
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = EnvironmentVariable.value("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config", isDirectory: true)
     }
 
