@@ -3,17 +3,17 @@ import DefaultsPropertyList
 /// A key's ``Defaults/Migration`` with its value type erased: what the registry keeps (in
 /// ``KeyMeaning``) and ``SuiteMigrations`` runs. It decides, from stored values alone, what one
 /// key's migration does: nothing, a move, or a value it cannot convert.
-///
-/// `@unchecked Sendable`: its conversions hold the closures of ``Defaults/Migration/converted(from:as:_:)``,
-/// taken without `Sendable` as Defaults takes a dynamic default; they run on the thread that
-/// declares the key or calls ``Defaults/migrate(_:)``, which the caller takes on.
-struct KeyMigration: @unchecked Sendable {
-    struct Step {
+struct KeyMigration: Sendable {
+    struct Step: Sendable {
         /// `nil`: the key's own name.
         let formerName: String?
+        let conversion: any StoredFormConversion
+
         /// The stored form the key stores for a value stored under the former name; `nil` when
         /// it cannot be converted.
-        let convert: (PropertyListValue) -> PropertyListValue?
+        func convert(_ stored: PropertyListValue) -> PropertyListValue? {
+            conversion.storedForm(converting: stored)
+        }
     }
 
     /// The key's name.
@@ -22,8 +22,8 @@ struct KeyMigration: @unchecked Sendable {
     let valueTypeName: String
     /// Newest first.
     let steps: [Step]
-    /// Whether a value stored under the key's name is in the form the key stores now.
-    let isCurrent: (PropertyListValue) -> Bool
+    /// Reads stored values as the key's type, to tell whether one is in the form it stores now.
+    private let currentForm: any StoredFormConversion
     /// The names the key was stored under, newest first, for its schema.
     let formerNames: [String]
     private let changesTypeInPlace: Bool
@@ -32,15 +32,11 @@ struct KeyMigration: @unchecked Sendable {
         self.name = name
         valueTypeName = String(reflecting: Value.self)
         steps = migration.steps.map { step in
-            let convert = step.convert
-            return Step(formerName: step.formerName == name ? nil : step.formerName) { stored in
-                convert(stored.object).flatMap { Value.storedForm(of: $0) }.flatMap(PropertyListValue.from)
-            }
+            Step(
+                formerName: step.formerName == name ? nil : step.formerName,
+                conversion: TypedStoredFormConversion(conversion: step.conversion))
         }
-        isCurrent = { stored in
-            Value.value(fromStoredForm: stored.object).flatMap { Value.storedForm(of: $0) }
-                .flatMap(PropertyListValue.from) == stored
-        }
+        currentForm = TypedStoredFormConversion(conversion: AsStored<Value>())
         var seen = Set<String>()
         formerNames = steps.compactMap(\.formerName).filter { seen.insert($0).inserted }
         changesTypeInPlace = steps.contains { $0.formerName == nil }
@@ -57,6 +53,11 @@ struct KeyMigration: @unchecked Sendable {
             return changesTypeInPlace
         }
         return formerNames.contains { persistent[$0] != nil }
+    }
+
+    /// Whether a value stored under the key's name is in the form the key stores now.
+    func isCurrent(_ stored: PropertyListValue) -> Bool {
+        currentForm.storedForm(converting: stored) == stored
     }
 
     /// What the migration does to `values`, the persistent values it looks at.
@@ -81,6 +82,27 @@ struct KeyMigration: @unchecked Sendable {
             return .move(KeyMove(from: formerName, to: name, expected: old, value: converted))
         }
         return nil
+    }
+}
+
+/// A conversion from a stored value to the stored form of a key's value, whatever its type.
+protocol StoredFormConversion: Sendable {
+    func storedForm(converting stored: PropertyListValue) -> PropertyListValue?
+}
+
+/// A ``MigrationConversion`` to the stored form its value type stores.
+private struct TypedStoredFormConversion<Value: Defaults.Serializable>: StoredFormConversion {
+    let conversion: any MigrationConversion<Value>
+
+    func storedForm(converting stored: PropertyListValue) -> PropertyListValue? {
+        conversion.value(from: stored.object).flatMap { Value.storedForm(of: $0) }.flatMap(PropertyListValue.from)
+    }
+}
+
+/// The value a stored object reads as, with no conversion.
+private struct AsStored<Value: Defaults.Serializable>: MigrationConversion {
+    func value(from object: Any) -> Value? {
+        Value.value(fromStoredForm: object)
     }
 }
 

@@ -29,14 +29,11 @@ extension Defaults {
     /// Several migrations combine as a list, newest first: `[.renamed(from: "b"), .converted(from:
     /// "a", as: Int.self) { … }]`. The first former name that holds a value is the one migrated.
     public struct Migration<Value: Serializable>: ExpressibleByArrayLiteral {
-        /// One former form of the key.
-        struct Step {
-            /// The name the value was stored under; `nil` for the key's own name (a change of
-            /// type only).
+        /// One former form of the key: the name the value was stored under (`nil` for the key's
+        /// own name, a change of type only) and how it converts.
+        struct Step: Sendable {
             let formerName: String?
-            /// The value a stored object (in stored form) stands for; `nil` when it cannot be
-            /// converted.
-            let convert: (Any) -> Value?
+            let conversion: any MigrationConversion<Value>
         }
 
         let steps: [Step]
@@ -64,8 +61,7 @@ extension Defaults {
 
         /// The key was stored under each of `formerNames`, newest first.
         public static func renamed(from formerNames: [String]) -> Self {
-            let convert = standardConversion
-            return Self(steps: formerNames.map { Step(formerName: $0, convert: convert) })
+            Self(steps: formerNames.map { Step(formerName: $0, conversion: StandardConversion<Value>()) })
         }
 
         /// The key's own name stored a value of another type, `oldType`: a stored value the key
@@ -73,8 +69,7 @@ extension Defaults {
         /// closure. A value the key already reads stays as it is, brought to the form the key
         /// stores (an integer becomes a real for a `Double` key).
         public static func changedType<Old>(from oldType: Old.Type) -> Self {
-            let convert = standardConversion
-            return Self(steps: [Step(formerName: nil, convert: convert)])
+            Self(steps: [Step(formerName: nil, conversion: StandardConversion<Value>())])
         }
 
         /// The key was stored under `formerName` (its own name when `nil`) as an `Old`, which
@@ -86,21 +81,16 @@ extension Defaults {
         /// both numbers) cannot be told from the stored value, and takes a new name.
         ///
         /// `convert` runs on the thread that declares the key (or calls ``Defaults/migrate(_:)``),
-        /// holding the suite's locks: it must not flush or modify the suite.
+        /// holding the suite's locks: it must not flush or modify the suite. It is `Sendable`, as
+        /// a conversion from one value to another needs nothing else.
         public static func converted<Old: Serializable>(
-            from formerName: String? = nil, as oldType: Old.Type, _ convert: @escaping (Old) -> Value?
+            from formerName: String? = nil, as oldType: Old.Type, _ convert: @escaping @Sendable (Old) -> Value?
         ) -> Self {
-            Self(steps: [
-                Step(formerName: formerName) { object in
-                    Old.value(fromStoredForm: object).flatMap(convert)
-                }
-            ])
+            Self(steps: [Step(formerName: formerName, conversion: ClosureConversion<Old, Value>(convert: convert))])
         }
 
         /// The value a stored object stands for by the conversions that need no closure.
-        static var standardConversion: (Any) -> Value? { { convertedByStandardRules($0) } }
-
-        private static func convertedByStandardRules(_ object: Any) -> Value? {
+        static func convertedByStandardRules(_ object: Any) -> Value? {
             if let value = Value.value(fromStoredForm: object) {
                 return value
             }
@@ -121,5 +111,30 @@ extension Defaults {
         private static func value<Raw: RawRepresentable>(of type: Raw.Type, rawValue: String) -> Value? {
             (rawValue as? Raw.RawValue).flatMap(Raw.init(rawValue:)) as? Value
         }
+    }
+}
+
+/// How one former form of a key converts a stored object into the key's value (`nil`: it cannot).
+/// Types rather than closures, so that no closure holds the value type's metatype and a
+/// migration is checked `Sendable`.
+protocol MigrationConversion<Value>: Sendable {
+    associatedtype Value: Defaults.Serializable
+    func value(from object: Any) -> Value?
+}
+
+/// The conversions that need no closure (``Defaults/Migration/renamed(from:_:)``,
+/// ``Defaults/Migration/changedType(from:)``).
+struct StandardConversion<Value: Defaults.Serializable>: MigrationConversion {
+    func value(from object: Any) -> Value? {
+        Defaults.Migration<Value>.convertedByStandardRules(object)
+    }
+}
+
+/// A program's conversion from the `Old` type (``Defaults/Migration/converted(from:as:_:)``).
+struct ClosureConversion<Old: Defaults.Serializable, Value: Defaults.Serializable>: MigrationConversion {
+    let convert: @Sendable (Old) -> Value?
+
+    func value(from object: Any) -> Value? {
+        Old.value(fromStoredForm: object).flatMap(convert)
     }
 }
