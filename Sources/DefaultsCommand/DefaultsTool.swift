@@ -33,6 +33,7 @@ struct DefaultsTool: ParsableCommand {
             Domains.self, Read.self, ReadType.self, Write.self, Delete.self, Rename.self, Find.self,
             Export.self, Import.self, Watch.self, ReadSource.self, ListKeys.self, Describe.self,
             RangeCommand.self, Writable.self, Check.self, Reset.self, Explain.self, JSONSchemaCommand.self,
+            Migrate.self,
         ]
     )
 }

@@ -45,6 +45,7 @@ extension KeySchema {
         var defaultValue: SchemaValue?
         var description: String?
         var allowedValues: AllowedValues?
+        var formerNames: [String]?
         for member in members {
             let value = member.value
             // A member this version does not know is passed over, as the synthesized decoding does.
@@ -77,6 +78,16 @@ extension KeySchema {
                 if case .null = value { continue }
                 guard let allowed = AllowedValues(quick: value) else { return nil }
                 allowedValues = allowed
+            case "formerNames":
+                if case .null = value { continue }
+                guard case .array(let elements) = value else { return nil }
+                var names: [String] = []
+                names.reserveCapacity(elements.count)
+                for element in elements {
+                    guard case .string(let string) = element else { return nil }
+                    names.append(string)
+                }
+                formerNames = names
             default: continue
             }
         }
@@ -84,7 +95,7 @@ extension KeySchema {
         self.init(
             name: name, type: type, swiftType: swiftType, defaultValue: defaultValue,
             isDefaultDynamic: isDefaultDynamic, description: description, allowedValues: allowedValues,
-            iCloud: iCloud)
+            iCloud: iCloud, formerNames: formerNames)
     }
 }
 

@@ -17,7 +17,8 @@ struct SchemaDecodingTests {
             KeySchema(
                 name: "fontSize", type: .integer, swiftType: "Swift.Int", defaultValue: .integer(12),
                 description: "The size of the editor's text, in points.",
-                allowedValues: .range(lowerBound: .integer(8), upperBound: .integer(72)), iCloud: true),
+                allowedValues: .range(lowerBound: .integer(8), upperBound: .integer(72)), iCloud: true,
+                formerNames: ["textSize", "size", ""]),
             KeySchema(
                 name: "theme", type: .string, swiftType: "App.Theme", defaultValue: .string("dark \"night\"\n\u{0}é😀"),
                 allowedValues: .choices([.string("light"), .string("dark"), .string("\u{1F}tab\t")])),
@@ -135,6 +136,9 @@ struct SchemaDecodingTests {
             keyWith(#""type":"int""#), keyWith(#""type":null"#), keyWith(#""type":1"#), keyWith(#""type":"float""#),
             keyWith(#""description":null"#), keyWith(#""description":5"#),
             keyWith(#""description":"\u00e9\ud83d\ude00""#),
+            keyWith(#""formerNames":null"#), keyWith(#""formerNames":[]"#), keyWith(#""formerNames":["a","a"]"#),
+            keyWith(#""formerNames":"a""#), keyWith(#""formerNames":[1]"#), keyWith(#""formerNames":[null]"#),
+            keyWith(#""formerNames":{}"#),
             keyWith(#""defaultValue":null"#), keyWith(#""allowedValues":null"#), keyWith(#""unknown":[1e400,{"a":-}]"#),
             keyWith(#""unknown":[1e400,{"a":null}]"#), keyWith(#""unknown":"\ud800""#),
             // Allowed values: empty, both, a null member, bad bounds.

@@ -11,6 +11,12 @@
 //   set KEY VALUE | reset KEY | get KEY (value KEY VALUE) | status | wait-at-most SECONDS (status …)
 //   peer-set KEY VALUE   the peer pushes VALUE for KEY, stamped by its own clock
 //   peer-get KEY         peer KEY VALUE: what the peer reads of KEY on the server ((none): nothing)
+//   set-integer KEY N | get-integer KEY (value KEY N)   an `Int` key, as another version declares it
+//   peer-set-integer KEY N | peer-get-integer KEY (peer KEY N)   the same through the peer
+//   peer-set-integer-old KEY N   the peer pushes N for KEY stamped with a time long past
+//   declare-renamed KEY FORMER[,OLDER…]   declares the `Int` key KEY, `migrating: .renamed(from:
+//                        FORMER, OLDER…)`: the newer version of a program whose older versions
+//                        sync it as FORMER (and OLDER before)
 //   received KEY         received KEY VALUE: the last value of KEY delivered to the peer ((none))
 //   disconnect | reconnect | fail-pushes N | fail-fetches N | refuse KEY   (the machine's store)
 //   pushes               pushes N: the server's count
@@ -144,6 +150,22 @@ while let line = readLine() {
         case ("peer-set-integer", 3):
             let value = try PropertyList.encodeXML(Int(words[2]) ?? 0)
             try await peer.push([SyncRecord(key: words[1], value: value, timestamp: peerClock.now())])
+            reply("ok")
+        case ("peer-set-integer-old", 3):
+            let value = try PropertyList.encodeXML(Int(words[2]) ?? 0)
+            let old = SyncTimestamp(wallTime: 1, counter: 0, origin: "peer")
+            try await peer.push([SyncRecord(key: words[1], value: value, timestamp: old)])
+            reply("ok")
+        case ("peer-get-integer", 2):
+            let record = try await peer.records(forKeys: [words[1]]).first
+            let value = record.flatMap { $0.value }.flatMap { try? PropertyList.decodeValue($0) }
+            let text =
+                if case .integer(let integer)? = value { "\(integer)" } else { value == nil ? "(none)" : "(other)" }
+            reply("peer \(words[1]) \(text)")
+        case ("declare-renamed", 3):
+            integerKeys[words[1]] = Defaults.Key<Int>(
+                words[1], default: 0, suite: suite, iCloud: true,
+                migrating: .renamed(from: words[2].split(separator: ",").map(String.init)))
             reply("ok")
         case ("problems", 1):
             reply("problems " + suite.problems.map { "\($0.kind):\($0.key ?? "-")" }.joined(separator: " "))

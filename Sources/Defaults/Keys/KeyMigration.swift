@@ -60,6 +60,13 @@ struct KeyMigration: Sendable {
         currentForm.storedForm(converting: stored) == stored
     }
 
+    /// The stored form the key stores for `value`, stored under `formerName` (a record of that
+    /// name synced from a machine with an earlier version); `nil` when the key never had that
+    /// name or the value cannot be converted.
+    func converted(_ value: PropertyListValue, from formerName: String) -> PropertyListValue? {
+        steps.first { $0.formerName == formerName }?.convert(value)
+    }
+
     /// What the migration does to `values`, the persistent values it looks at.
     enum Action {
         case move(KeyMove)

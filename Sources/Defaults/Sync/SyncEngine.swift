@@ -43,6 +43,25 @@ final class SyncEngine: Sendable {
         let journal: SyncJournal
         let token: SuiteChangeCenter.Token
         var names: Set<String>
+        /// The former names of the synced keys (`migrating:`), each with the migration of the key
+        /// that lists it: another version of the program syncs the key under that name, and its
+        /// records are read into the key, converted.
+        var formerNames: [String: KeyMigration] = [:]
+
+        /// The synced key a record named `name` is for, with the migration converting its value
+        /// when `name` is a former name of the key; `nil` when no key of this suite reads it.
+        func target(ofRecordNamed name: String) -> (name: String, migration: KeyMigration?)? {
+            if names.contains(name) { return (name, nil) }
+            guard let migration = formerNames[name], names.contains(migration.name) else { return nil }
+            return (migration.name, migration)
+        }
+
+        /// Adds the former names of a synced key; the first key to list a name keeps it.
+        mutating func addFormerNames(of migration: KeyMigration?) {
+            for name in migration?.formerNames ?? [] where formerNames[name] == nil {
+                formerNames[name] = migration
+            }
+        }
     }
 
     private struct State {
@@ -153,9 +172,12 @@ final class SyncEngine: Sendable {
             return
         }
         watch(key)
-        // Caught up with the keys added before it, in one batch, once connected.
+        // Caught up with the keys added before it, in one batch, once connected; with the records
+        // of its former names, which another version of the program may still push.
+        let formerNames = Defaults.KeyRegistry.migration(of: key)?.formerNames ?? []
         let isConnected = withState { state in
             state.addedSinceCatchUp.insert(key.name)
+            state.addedSinceCatchUp.formUnion(formerNames)
             return state.isConnected
         }
         if isConnected {
@@ -173,6 +195,7 @@ final class SyncEngine: Sendable {
                 let stillSynced = state.keys.contains { $0.name == key.name && $0.suite === key.suite }
                 if !stillSynced {
                     watch.names.remove(key.name)
+                    watch.formerNames = watch.formerNames.filter { $0.value.name != key.name }
                 }
                 if watch.names.isEmpty {
                     state.watches[id] = nil
@@ -197,8 +220,10 @@ final class SyncEngine: Sendable {
     private func watch(_ key: Defaults.Keys) {
         let suite = key.suite
         let id = ObjectIdentifier(suite)
+        let migration = Defaults.KeyRegistry.migration(of: key)
         let isWatched = withState { state -> Bool in
             state.watches[id]?.names.insert(key.name)
+            state.watches[id]?.addFormerNames(of: migration)
             return state.watches[id] != nil
         }
         if !isWatched {
@@ -215,9 +240,11 @@ final class SyncEngine: Sendable {
             let isFirst = withState { state -> Bool in
                 if state.watches[id] != nil {
                     state.watches[id]?.names.insert(key.name)
+                    state.watches[id]?.addFormerNames(of: migration)
                     return false
                 }
                 state.watches[id] = Watch(suite: suite, journal: journal, token: token, names: names)
+                state.watches[id]?.addFormerNames(of: migration)
                 return true
             }
             if isFirst {
@@ -446,8 +473,8 @@ final class SyncEngine: Sendable {
             let wanted = withState { state -> [String] in
                 remote.compactMap { name, timestamp in
                     let isNewer = state.watches.values.contains { watch in
-                        watch.names.contains(name)
-                            && (watch.journal.entry(forKey: name).map { $0.timestamp < timestamp } ?? true)
+                        guard let target = watch.target(ofRecordNamed: name) else { return false }
+                        return watch.journal.entry(forKey: target.name).map { $0.timestamp < timestamp } ?? true
                     }
                     return isNewer ? name : nil
                 }
@@ -562,7 +589,9 @@ final class SyncEngine: Sendable {
     }
 
     /// Applies remote records to every synced key of their name whose local version is older:
-    /// each suite's new values in one write, one change event.
+    /// each suite's new values in one write, one change event. A record of a key's former name
+    /// (pushed by a machine with an earlier version) is applied to the key, converted by its
+    /// migration, on the same terms: when it is newer than what the journal holds for the key.
     ///
     /// Decided and entered in the journals under the lock; the journals are made durable, then
     /// the values are written with the origin ``SuiteChange/Origin/sync``, without the lock, so
@@ -576,21 +605,37 @@ final class SyncEngine: Sendable {
             let (watches, clock) = withState { state in (Array(state.watches.values), state.clock) }
             var persistent: [ObjectIdentifier: [String: PropertyListValue]] = [:]
             for record in records {
-                let targets = watches.filter { $0.names.contains(record.key) }
+                let targets = watches.compactMap { watch in
+                    watch.target(ofRecordNamed: record.key).map { (watch, $0) }
+                }
                 guard !targets.isEmpty else { continue }
-                let value: PropertyListValue?
+                let decoded: PropertyListValue?
                 do {
-                    value = try SyncValue.decode(record.value, key: record.key)
+                    decoded = try SyncValue.decode(record.value, key: record.key)
                 } catch {
                     report(problem: "\(error)")
                     continue
                 }
-                let digest = SyncValue.digest(try? SyncValue.encode(value, key: record.key))
-                for watch in targets {
-                    if let entry = watch.journal.entry(forKey: record.key), entry.timestamp >= record.timestamp {
+                let recordDigest = SyncValue.digest(try? SyncValue.encode(decoded, key: record.key))
+                for (watch, target) in targets {
+                    let name = target.name
+                    if let entry = watch.journal.entry(forKey: name), entry.timestamp >= record.timestamp {
                         continue
                     }
-                    if let value, let problem = keepAsideIfUnreadable(value, of: record, in: watch.suite) {
+                    var value = decoded
+                    var digest = recordDigest
+                    if let migration = target.migration, let old = decoded {
+                        guard let converted = migration.converted(old, from: record.key) else {
+                            let reason = "\(migration.valueTypeName) of \"\(name)\" cannot convert \(old.kindName)"
+                            if let problem = keepAside(record, in: watch.suite, because: reason) {
+                                unreadable.append((watch.suite, problem))
+                            }
+                            continue
+                        }
+                        value = converted
+                        digest = SyncValue.digest(try? SyncValue.encode(converted, key: name))
+                    }
+                    if let value, let problem = keepAsideIfUnreadable(value, named: name, of: record, in: watch.suite) {
                         unreadable.append((watch.suite, problem))
                         continue
                     }
@@ -599,24 +644,31 @@ final class SyncEngine: Sendable {
                     // A local change not recorded yet (its observer has not run) is newer: it is
                     // recorded now, after the clock saw the record, and kept.
                     if recordLocalState(
-                        of: record.key, in: watch.suite, journal: watch.journal, clock: clock, isFirstLook: false)
+                        of: name, in: watch.suite, journal: watch.journal, clock: clock, isFirstLook: false)
                     {
                         continue
                     }
                     if persistent[id] == nil {
                         persistent[id] = watch.suite.persistentStoredValues()
                     }
-                    let held = persistent[id]?[record.key]
+                    let held = persistent[id]?[name]
                     watch.journal.setEntry(
                         .init(
                             timestamp: record.timestamp, digest: digest, isPending: false,
-                            previousDigest: SyncValue.digest(try? SyncValue.encode(held, key: record.key))),
-                        forKey: record.key)
-                    debug("remote change of \"\(record.key)\" at \(record.timestamp)")
+                            previousDigest: SyncValue.digest(try? SyncValue.encode(held, key: name))),
+                        forKey: name)
+                    let into = name == record.key ? "" : " into \"\(name)\""
+                    debug("remote change of \"\(record.key)\"\(into) at \(record.timestamp)")
                     withState { _ = $0.keptAside.removeValue(forKey: record.key) }
-                    let write = SyncedWrite(key: record.key, expected: persistent[id]?[record.key], value: value)
-                    persistent[id]?[record.key] = value
-                    batches[id, default: (watch.suite, watch.journal, [])].writes.append(write)
+                    persistent[id]?[name] = value
+                    // A key written twice in one batch (its record and its former name's) is
+                    // written once, with the value decided last.
+                    if let index = batches[id]?.writes.firstIndex(where: { $0.key == name }) {
+                        batches[id]?.writes[index].value = value
+                    } else {
+                        batches[id, default: (watch.suite, watch.journal, [])].writes.append(
+                            SyncedWrite(key: name, expected: held, value: value))
+                    }
                 }
             }
             withState { state in
@@ -642,11 +694,18 @@ final class SyncEngine: Sendable {
     /// default, and answering it would push the local value over the other machine's. Returns
     /// the problem to report, the first time this record is kept aside. Called holding `lock`.
     private func keepAsideIfUnreadable(
-        _ value: PropertyListValue, of record: SyncRecord, in suite: any DefaultsSuite
+        _ value: PropertyListValue, named name: String, of record: SyncRecord, in suite: any DefaultsSuite
     ) -> DefaultsError? {
-        guard let declaration = Defaults.KeyRegistry.declarationRejecting(value, named: record.key, in: suite) else {
+        guard let declaration = Defaults.KeyRegistry.declarationRejecting(value, named: name, in: suite) else {
             return nil
         }
+        return keepAside(record, in: suite, because: "\(declaration) cannot read \(value.kindName)")
+    }
+
+    /// Keeps `record` aside (listed in the status by its name), and returns the problem to report
+    /// the first time. Called holding `lock`.
+    private func keepAside(_ record: SyncRecord, in suite: any DefaultsSuite, because reason: String) -> DefaultsError?
+    {
         let isNew = withState { state in
             defer { state.keptAside[record.key] = record.timestamp }
             return state.keptAside[record.key] != record.timestamp
@@ -655,7 +714,7 @@ final class SyncEngine: Sendable {
         return DefaultsError(
             suite: suite.name, kind: .wrongType, key: record.key,
             message: "the value of \"\(record.key)\" synced from another machine was kept aside: "
-                + "\(declaration) cannot read \(value.kindName); the local value stays")
+                + "\(reason); the local value stays")
     }
 
     /// Pushes every pending change, sorted by key (so that machines pushing overlapping keys lock

@@ -41,9 +41,10 @@ struct Explain: ParsableCommand {
             andOne: "key", from: arguments, usage: "defaults explain <domain> <key>")
         let explanation = try Self.explain(key, of: domain)
         guard !explanation.layers.isEmpty else {
-            throw CommandFailure(
+            let failure = CommandFailure(
                 "No layer holds \(key) of \(domain.displayName): not the schema, the user's file or an "
                     + "administrator's file")
+            throw CommandFailure.renamedKey(key, of: domain, otherwise: failure)
         }
         if json {
             let encoder = JSONEncoder()

@@ -44,7 +44,8 @@ struct Read: ParsableCommand {
         let values = effective ? DomainAdministration.effectiveValues(of: domain, user: user ?? [:]) : user
         if let key = arguments.first {
             guard let value = values?[key] else {
-                throw notFound(CommandFailure.pairDoesNotExist(domain, key: key), domain: domain, key: key)
+                let failure = notFound(CommandFailure.pairDoesNotExist(domain, key: key), domain: domain, key: key)
+                throw CommandFailure.renamedKey(key, of: domain, otherwise: failure)
             }
             json ? Output.print(Output.json(value)) : Output.printText(value)
         } else {
