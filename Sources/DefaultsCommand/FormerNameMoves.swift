@@ -3,10 +3,13 @@ import DefaultsSchema
 
 /// What `defaults migrate` does to a domain's values: each value stored under a former name of a
 /// key of the domain's schema (`KeySchema.formerNames`) moves to the key's name when the key's
-/// name holds none, as it is; the program converts it to the key's type when it declares the key.
+/// name holds none and the key reads the value as it is (of the key's stored type). A value that
+/// needs converting stays under its former name: only the program knows its conversion, and
+/// moves it when it declares the key.
 ///
-/// The rules are the library's (`Defaults.Migration`): the newest former name holding a value is
-/// the one moved, a value of the key's own wins, and every other value stays where it is.
+/// As the library (`Defaults.Migration`): the newest former name holding a value is the one
+/// moved, and a value of the key's own wins. Stricter than it: a former name that is a key of
+/// the schema too keeps its value, which is that key's.
 struct FormerNameMoves: Equatable {
     /// A value stored under `formerName` and the key it belongs to, `key`.
     struct Move: Equatable {
@@ -44,6 +47,15 @@ struct FormerNameMoves: Equatable {
                     keep(formerName, of: key.name, because: "\(key.name) has a value")
                 } else if moved {
                     keep(formerName, of: key.name, because: "a newer name's value moves to \(key.name)")
+                } else if let type = key.type, let value = values[formerName],
+                    !KeySchema.fits(SchemaValue(value).storedType, type)
+                {
+                    // Moved as it is, it would read as the default, and the program's conversion
+                    // would never see it.
+                    keep(
+                        formerName, of: key.name, because: "\(key.name) is \(type.withArticle): the program converts it"
+                    )
+                    moved = true
                 } else {
                     moves.append(Move(formerName: formerName, key: key.name))
                     moved = true

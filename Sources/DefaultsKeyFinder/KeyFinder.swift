@@ -6,7 +6,7 @@ import SwiftSyntax
 /// `Defaults.KeyGroup`, by the path that names each (`Defaults.Keys.fontSize`,
 /// `BookSettings.id`). What cannot be named from another file is left out: a `private` or
 /// `fileprivate` key or type, a key of a generic type, a key under `#if` (which may not be
-/// compiled), a key inside a function.
+/// compiled) or marked `@available`, a key inside a function, initializer, accessor or closure.
 final class KeyFinder: SyntaxVisitor {
     /// The paths found, in the file's order.
     private(set) var paths: [String] = []
@@ -69,6 +69,11 @@ final class KeyFinder: SyntaxVisitor {
     override func visit(_ node: ProtocolDeclSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
     override func visit(_ node: ActorDeclSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
     override func visit(_ node: IfConfigDeclSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
+    override func visit(_ node: InitializerDeclSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
+    override func visit(_ node: DeinitializerDeclSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
+    override func visit(_ node: SubscriptDeclSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
+    override func visit(_ node: AccessorBlockSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
+    override func visit(_ node: ClosureExprSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
 
     // MARK: Keys
 
@@ -76,7 +81,11 @@ final class KeyFinder: SyntaxVisitor {
         guard let scope = scopes.last, scope.holdsKeys, scope.isNameable,
             node.bindingSpecifier.tokenKind == .keyword(.let),
             node.modifiers.contains(where: { $0.name.tokenKind == .keyword(.static) }),
-            Self.isNameable(node.modifiers)
+            Self.isNameable(node.modifiers),
+            // A key marked `@available` may not be usable where the generated file is compiled.
+            !node.attributes.contains(where: {
+                $0.as(AttributeSyntax.self)?.attributeName.trimmedDescription == "available"
+            })
         else { return .skipChildren }
         for binding in node.bindings {
             guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text,

@@ -64,7 +64,15 @@ struct KeyMigration: Sendable {
     /// name synced from a machine with an earlier version); `nil` when the key never had that
     /// name or the value cannot be converted.
     func converted(_ value: PropertyListValue, from formerName: String) -> PropertyListValue? {
-        steps.first { $0.formerName == formerName }?.convert(value)
+        converted(value, by: steps.filter { $0.formerName == formerName })
+    }
+
+    /// `value` converted by the first of `steps` (newest first) that converts it.
+    private func converted(_ value: PropertyListValue, by steps: [Step]) -> PropertyListValue? {
+        for step in steps {
+            if let converted = step.convert(value) { return converted }
+        }
+        return nil
     }
 
     /// What the migration does to `values`, the persistent values it looks at.
@@ -79,16 +87,19 @@ struct KeyMigration: Sendable {
     /// a value moves to the key's name, converted.
     func action(values: (String) -> PropertyListValue?) -> Action? {
         if let own = values(name) {
-            guard let inPlace = steps.first(where: { $0.formerName == nil }), !isCurrent(own) else { return nil }
-            guard let converted = inPlace.convert(own) else { return .unconvertible(name: name, value: own) }
+            let inPlace = steps.filter { $0.formerName == nil }
+            guard !inPlace.isEmpty, !isCurrent(own) else { return nil }
+            guard let converted = converted(own, by: inPlace) else { return .unconvertible(name: name, value: own) }
             return converted == own ? nil : .move(KeyMove(from: name, to: name, expected: own, value: converted))
         }
-        for step in steps {
-            guard let formerName = step.formerName, let old = values(formerName) else { continue }
-            guard let converted = step.convert(old) else { return .unconvertible(name: formerName, value: old) }
-            return .move(KeyMove(from: formerName, to: name, expected: old, value: converted))
+        // The newest former name holding a value; every step of that name is tried, newest first.
+        guard let formerName = formerNames.first(where: { values($0) != nil }), let old = values(formerName) else {
+            return nil
         }
-        return nil
+        guard let converted = converted(old, from: formerName) else {
+            return .unconvertible(name: formerName, value: old)
+        }
+        return .move(KeyMove(from: formerName, to: name, expected: old, value: converted))
     }
 }
 

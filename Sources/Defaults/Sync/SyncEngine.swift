@@ -56,10 +56,14 @@ final class SyncEngine: Sendable {
             return (migration.name, migration)
         }
 
-        /// Adds the former names of a synced key; the first key to list a name keeps it.
+        /// Adds the former names of a synced key; the first key to list a name keeps it. A former
+        /// name is no longer synced as a key of its own (the journal may list it as pending, from
+        /// the version before): the migration removes it here, and pushing that removal would
+        /// take the value from the machines still on that version.
         mutating func addFormerNames(of migration: KeyMigration?) {
             for name in migration?.formerNames ?? [] where formerNames[name] == nil {
                 formerNames[name] = migration
+                names.remove(name)
             }
         }
     }

@@ -9,8 +9,9 @@ struct Migrate: ParsableCommand {
         discussion: """
             Reads the domain's schema (exported by its program) and, for each key it lists with \
             former names, moves a value stored under the newest former name holding one to the \
-            key's name, when the key's name holds no value. Moves only rename: values are kept as \
-            they are, and the program converts one to the key's type when it starts. A value under \
+            key's name, when the key's name holds no value. Moves only rename: a value the key \
+            reads as it is moves; one of another type stays, for the program to convert when it \
+            starts. A value under \
             a former name whose key already has a value stays where it is, and is printed as kept. \
             All moves are one locked edit of the domain's file. Prints each move (textSize -> \
             fontSize), or "nothing to migrate". --dry-run prints the same and changes nothing.

@@ -120,6 +120,30 @@ struct MigrationTests {
         #expect(try directory.storedValues()["greetingCode"] == nil)
     }
 
+    /// Version 1 stored an integer, version 2 a string, version 3 an enum: each stored form
+    /// finds the step that converts it, newest first.
+    @Test func everyStepOfANameIsTriedNewestFirst() throws {
+        let directory = try FileSuiteTemporaryDirectory()
+        try directory.writeOldFile(["fromOne": 2, "fromTwo": "large", "renamedFromOne": 1])
+        let suite = directory.suite()
+        let migration: Defaults.Migration<MigrationTestSize> = [
+            .changedType(from: String.self),
+            .converted(as: Int.self) { $0 == 1 ? .small : $0 == 2 ? .large : nil },
+        ]
+        let fromOne = Defaults.Key<MigrationTestSize>("fromOne", default: .small, suite: suite, migrating: migration)
+        let fromTwo = Defaults.Key<MigrationTestSize>("fromTwo", default: .small, suite: suite, migrating: migration)
+        let renamed = Defaults.Key<MigrationTestSize>(
+            "renamed", default: .large, suite: suite,
+            migrating: [
+                .renamed(from: "renamedFromOne"),
+                .converted(from: "renamedFromOne", as: Int.self) { $0 == 1 ? .small : nil },
+            ])
+        #expect(Defaults[fromOne] == .large)
+        #expect(Defaults[fromTwo] == .large)
+        #expect(Defaults[renamed] == .small)
+        #expect(suite.problems.isEmpty, "\(suite.problems)")
+    }
+
     @Test func manyKeysMigratedTogetherWriteTheFileOnce() throws {
         let directory = try FileSuiteTemporaryDirectory()
         var old: [String: Any] = [:]

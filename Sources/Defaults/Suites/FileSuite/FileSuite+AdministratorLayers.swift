@@ -238,6 +238,11 @@ extension FileSuite {
     /// again, only when they hold its name.
     func keyWasDeclared(_ name: String) {
         guard administrator.holds(name) else { return }
+        guard !isSynchronizingOnThisThread else {
+            // Inside `modify` (`io` and the file lock held): changes are posted with no lock held.
+            DispatchQueue.global(qos: .userInitiated).async { [weak self] in self?.applyAdministratorLayers() }
+            return
+        }
         applyAdministratorLayers()
     }
 }
@@ -364,8 +369,9 @@ final class AdministratorLayers: Sendable {
         }
     }
 
-    /// Reads every file, the last directory first so that the first listed wins.
-    func load() -> Loaded {
+    /// Reads every file, the last directory first so that the first listed wins. `isApplied`:
+    /// the values go into the suite as they are (when it opens, before any key is declared).
+    func load(isApplied: Bool = false) -> Loaded {
         current.withLock { current in
             var loaded = Loaded()
             guard !directories.isEmpty else { return loaded }
@@ -386,7 +392,9 @@ final class AdministratorLayers: Sendable {
                 }
             }
             current.loaded = loaded
-            current.applied = (loaded.vendor.files, loaded.managed.files)
+            if isApplied {
+                current.applied = (loaded.vendor.files, loaded.managed.files)
+            }
             return loaded
         }
     }

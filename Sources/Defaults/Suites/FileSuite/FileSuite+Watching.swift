@@ -33,9 +33,10 @@ extension FileSuite {
         scheduleWatchingIfDue()
     }
 
+    /// Until then, a read also reads the clock (tens of nanoseconds, in a program's first second).
     @inline(never)
     private func scheduleWatchingIfDue() {
-        guard ContinuousClock.now - openedAt >= Self.watchingDelay,
+        guard !isWatchingScheduled.load(ordering: .relaxed), ContinuousClock.now - openedAt >= Self.watchingDelay,
             !isWatchingScheduled.exchange(true, ordering: .relaxed)
         else { return }
         // Not on the reading thread: it may hold `io` (inside `modify`), which a reload takes.

@@ -194,7 +194,7 @@ public final class FileSuite: DefaultsSuite {
         }
         administrator = AdministratorLayers(directories: administratorDirectories, suiteName: self.name)
         writes = WriteScheduler(delay: coalescingDelay, retry: Self.writeRetry) { $0.writePending() }
-        let layers = administrator.load()
+        let layers = administrator.load(isApplied: true)
         let administrator = administrator
         store = SuiteStore(
             name: self.name, fileURL: self.fileURL,
