@@ -114,9 +114,10 @@ struct ExplainCommandTests {
         #expect(layers[2]["line"] == nil)
         #expect(layers[0]["file"] as? String == schemaPath)
         #expect(document["writable"] as? Bool == false)
+        // Locked by the file whose value programs read, not by the one they pass over.
         #expect(
             document["notWritableBecause"] as? String
-                == "managed by the administrator in \(administrators.managed(administrators.first).path)")
+                == "managed by the administrator in \(administrators.managed(administrators.second).path)")
         #expect(document["schema"] as? String == schemaPath)
         #expect(document["type"] as? String == "integer")
         #expect(document["domain"] as? String == Self.domain)

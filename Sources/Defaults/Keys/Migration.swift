@@ -81,7 +81,8 @@ extension Defaults {
         /// both numbers) cannot be told from the stored value, and takes a new name.
         ///
         /// `convert` runs on the thread that declares the key (or calls ``Defaults/migrate(_:)``),
-        /// holding the suite's locks: it must not flush or modify the suite. It is `Sendable`, as
+        /// holding the suite's locks (or the sync engine's, for a value from another machine): it must
+        /// not flush or modify the suite, nor declare a key. It is `Sendable`, as
         /// a conversion from one value to another needs nothing else.
         public static func converted<Old: Serializable>(
             from formerName: String? = nil, as oldType: Old.Type, _ convert: @escaping @Sendable (Old) -> Value?

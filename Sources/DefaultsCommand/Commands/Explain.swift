@@ -139,7 +139,8 @@ struct Explain: ParsableCommand {
             layers[0].isRead = true
         }
 
-        let managed = DomainAdministration.files(forKey: key, in: domain).managed
+        // As programs see it: a managed value the key cannot read does not lock it.
+        let managed = stored.managedFile
         return KeyExplanation(
             domain: domain.displayName, key: key, schema: schema?.file.path, type: keySchema?.type?.rawValue,
             swiftType: keySchema?.swiftType, layers: layers, writable: managed == nil,

@@ -146,6 +146,9 @@ extension FileSuite {
         package var readIndex: Int?
         /// The administrator's files that were ignored (unreadable, untrusted), with the reason.
         package var problems: [DefaultsError] = []
+        /// The managed file that enforces the key, its value being one the key reads; `nil` when
+        /// the key can be written.
+        package var managedFile: URL?
 
         package init() {}
     }
@@ -186,6 +189,7 @@ extension FileSuite {
         let vendor = AdministratorLayers.Loaded.merge(read.vendorFiles, isIgnored: ignoring)
         let managed = AdministratorLayers.Loaded.merge(read.managedFiles, isIgnored: ignoring)
         result.problems = read.problems
+        result.managedFile = managed.files[key]
         let domains = SuiteDomains(
             managed: managed.values, persistent: user.map { [key: $0] } ?? [:], vendor: vendor.values)
         let file: URL?
