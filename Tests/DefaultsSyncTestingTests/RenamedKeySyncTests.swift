@@ -43,6 +43,24 @@ struct RenamedKeySyncTests {
         try await machine.quit()
     }
 
+    /// A machine still on the older version holds its own, older value under the former name; a
+    /// machine on the newer version wrote the new name since. When the older one is upgraded, its
+    /// migration must not push its old value over the newer one.
+    @Test func anUpgradedMachinesMigratedValueDoesNotWinOverANewerOne() async throws {
+        let machine = try await TestingMachine()
+        try await machine.send("store-integer textSize 12")
+        _ = try await machine.waitForSync()
+        try await machine.send("peer-set-integer fontSize 18")
+        // The upgrade: the newer version declares the renamed key, which migrates the value here.
+        try await machine.send("declare-renamed fontSize textSize")
+        _ = try await machine.waitForSync()
+        try await machine.waitUntil("the newer value to be read here") {
+            try await machine.value("get-integer", "fontSize", answer: "value") == "18"
+        }
+        #expect(try await machine.value("peer-get-integer", "fontSize", answer: "peer") == "18")
+        try await machine.quit()
+    }
+
     @Test func aValueWrittenBeforeTheKeyIsDeclaredIsCaughtUp() async throws {
         let machine = try await TestingMachine()
         _ = try await machine.waitForSync()

@@ -14,6 +14,7 @@
 //   set-integer KEY N | get-integer KEY (value KEY N)   an `Int` key, as another version declares it
 //   peer-set-integer KEY N | peer-get-integer KEY (peer KEY N)   the same through the peer
 //   peer-set-integer-old KEY N   the peer pushes N for KEY stamped with a time long past
+//   store-integer KEY N  stores N under KEY in the suite, with no key (as an older version left it)
 //   declare-renamed KEY FORMER[,OLDER…]   declares the `Int` key KEY, `migrating: .renamed(from:
 //                        FORMER, OLDER…)`: the newer version of a program whose older versions
 //                        sync it as FORMER (and OLDER before)
@@ -162,6 +163,10 @@ while let line = readLine() {
             let text =
                 if case .integer(let integer)? = value { "\(integer)" } else { value == nil ? "(none)" : "(other)" }
             reply("peer \(words[1]) \(text)")
+        case ("store-integer", 3):
+            // As an older version of the program left it: stored, with no key of this version.
+            suite.set(Int(words[2]) ?? 0, forKey: words[1])
+            reply("ok")
         case ("declare-renamed", 3):
             integerKeys[words[1]] = Defaults.Key<Int>(
                 words[1], default: 0, suite: suite, iCloud: true,

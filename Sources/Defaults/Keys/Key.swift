@@ -137,11 +137,13 @@ extension Defaults {
             if let storedDefault = staticDefaultStoredForm {
                 suite.register(defaults: [name: storedDefault])
             }
-            if iCloud { SyncedKeyDeclarations.declare(self) }
-            // After the key is registered, so that the key's own suite can read it at once.
+            // After the key is registered, so that the key's own suite can read it at once; before
+            // sync watches it, so that a value an older version left here is a value found on first
+            // look (as old as can be), not a change made now that would win over newer ones.
             if let keyMigration = meaning.migration {
                 MigrationBatch.declared(self, migration: keyMigration)
             }
+            if iCloud { SyncedKeyDeclarations.declare(self) }
         }
 
         /// The static default in the form the suite stores it; `nil` for a dynamic default (or
