@@ -173,6 +173,7 @@ struct SuiteDomains: Sendable {
                 persistent[move.from] = nil
                 persistent[move.to] = move.value
                 outcome.stored.insert(move.to)
+                outcome.moves.append(move)
             }
             outcome.isPersistable = !outcome.stored.isEmpty
             outcome.changed = Set(old.keys.filter { (old[$0] ?? nil) != value(forKey: $0) })

@@ -52,5 +52,7 @@ package enum SuiteEdit {
         /// The keys of ``SuiteEdit/synced(_:)`` writes stored; for ``SuiteEdit/migrated(_:)``, the
         /// names moves were made to.
         var stored: Set<String> = []
+        /// The moves of a ``SuiteEdit/migrated(_:)`` edit that were made, in order.
+        var moves: [KeyMove] = []
     }
 }

@@ -94,9 +94,9 @@ package final class SuiteStore: Sendable {
                 for write in writes where outcome.stored.contains(write.key) {
                     state.pending.record(write.value, forKey: write.key, fromSync: true)
                 }
-            case .migrated(let moves):
-                // Only the moves made: each made one to its new name, and no two to the same.
-                for move in moves where outcome.stored.contains(move.to) {
+            case .migrated:
+                // Only the moves made.
+                for move in outcome.moves {
                     if move.from != move.to {
                         state.pending.record(nil, forKey: move.from)
                     }
