@@ -655,7 +655,10 @@ final class SyncEngine: Sendable {
                     if persistent[id] == nil {
                         persistent[id] = watch.suite.persistentStoredValues()
                     }
-                    let held = persistent[id]?[name]
+                    // What the file holds: for a key written twice in one batch, the value before
+                    // the batch's first write of it, which is not made yet.
+                    let held =
+                        batches[id]?.writes.first(where: { $0.key == name }).map(\.expected) ?? persistent[id]?[name]
                     watch.journal.setEntry(
                         .init(
                             timestamp: record.timestamp, digest: digest, isPending: false,
