@@ -49,6 +49,9 @@ extension Defaults {
                 SuiteMigrations.run(migrations, in: suite)
             }
         }
+        for key in batch.syncedAfterMigrating {
+            SyncedKeyDeclarations.declare(key)
+        }
     }
 }
 
@@ -58,8 +61,20 @@ final class MigrationBatch: Sendable {
     @TaskLocal static var current: MigrationBatch?
 
     private let keys = Mutex<[(key: Defaults.Keys, migration: KeyMigration)]>([])
+    private let synced = Mutex<[Defaults.Keys]>([])
 
     var deferred: [(key: Defaults.Keys, migration: KeyMigration)] { keys.withLock { $0 } }
+    /// Synced keys whose migration waits: sync watches them once it has run.
+    var syncedAfterMigrating: [Defaults.Keys] { synced.withLock { $0 } }
+
+    /// Has sync watch a new synced key, after its migration (see `Key`'s initializer for why).
+    static func declareSynced(_ key: Defaults.Keys, isMigrating: Bool) {
+        if isMigrating, let batch = current {
+            batch.synced.withLock { $0.append(key) }
+        } else {
+            SyncedKeyDeclarations.declare(key)
+        }
+    }
 
     /// Runs a new key's migration now, or with its batch when one is being declared.
     static func declared(_ key: Defaults.Keys, migration: KeyMigration) {

@@ -143,7 +143,7 @@ extension Defaults {
             if let keyMigration = meaning.migration {
                 MigrationBatch.declared(self, migration: keyMigration)
             }
-            if iCloud { SyncedKeyDeclarations.declare(self) }
+            if iCloud { MigrationBatch.declareSynced(self, isMigrating: meaning.migration != nil) }
         }
 
         /// The static default in the form the suite stores it; `nil` for a dynamic default (or
