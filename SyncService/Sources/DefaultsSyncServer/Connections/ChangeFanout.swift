@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// Brings each committed change to the devices of its owner connected to this instance, whichever
 /// instance the change came through, and closes a user's connections when their tokens are
@@ -220,9 +221,19 @@ actor ChangeFanout: Service {
         var delay = shortest
         while !Task.isCancelledOrShuttingDown {
             let listened = ContinuousClock.now
+            // Stopped by closing its connection, not by cancelling the task: a listen cancelled as it
+            // begins could wait for notifications for ever (seen: a SIGTERM just after the start
+            // left the server running, its listener never finishing).
+            let listener = ListenerConnection()
             do {
-                try await cancelWhenGracefulShutdown {
-                    try await self.listen()
+                try await withTaskCancellationHandler {
+                    try await withGracefulShutdownHandler {
+                        try await self.listen(on: listener)
+                    } onGracefulShutdown: {
+                        listener.stop()
+                    }
+                } onCancel: {
+                    listener.stop()
                 }
             } catch {
                 guard !Task.isCancelledOrShuttingDown else { break }
@@ -235,10 +246,11 @@ actor ChangeFanout: Service {
         }
     }
 
-    private nonisolated func listen() async throws {
+    private nonisolated func listen(on listener: ListenerConnection) async throws {
         let connection = try await PostgresConnection.connect(
             configuration: listenerConfiguration, id: 0, logger: logger)
         defer { Task { try? await connection.close() } }
+        guard listener.adopt(connection) else { return }  // stopped while it connected
         let seal = try await storage.seal(on: connection)
         try await connection.listen(on: ServiceSchema.channel) { notifications in
             await self.listenerListens()
@@ -276,4 +288,29 @@ actor ChangeFanout: Service {
 
 extension Task where Success == Never, Failure == Never {
     static var isCancelledOrShuttingDown: Bool { isCancelled || isShuttingDownGracefully }
+}
+
+/// The change listener's connection, which stopping the listener closes: its listen then ends,
+/// however far it got.
+private final class ListenerConnection: Sendable {
+    private let state = Mutex<(connection: PostgresConnection?, isStopped: Bool)>((nil, false))
+
+    /// Keeps `connection` to close at a stop; `false` when the listener is stopped already.
+    func adopt(_ connection: PostgresConnection) -> Bool {
+        state.withLock { state in
+            guard !state.isStopped else { return false }
+            state.connection = connection
+            return true
+        }
+    }
+
+    func stop() {
+        let connection = state.withLock { state in
+            state.isStopped = true
+            return state.connection
+        }
+        if let connection {
+            Task { try? await connection.close() }
+        }
+    }
 }
