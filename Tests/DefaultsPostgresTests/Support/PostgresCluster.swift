@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -90,23 +91,36 @@ struct PostgresCluster: Sendable {
         return result.output
     }
 
-    /// A loopback port nothing listens on right now.
+    /// A loopback port nothing listens on right now, below the kernel's ephemeral range: a port
+    /// the kernel handed out (bound to 0, then closed) may be handed out again at once to a
+    /// server another test starts with `--port 0`, which then holds it first (seen in CI: the
+    /// deployment article's second instance failed with "Address already in use").
     static func freePort() throws -> Int {
+        for _ in 0..<500 {
+            let port = lastPortTried.withLock { last in
+                last = last >= 32_000 ? 20_000 : last + 1
+                return last
+            }
+            if try canBind(port) { return port }
+        }
+        throw ScriptError(message: "no free loopback port between 20000 and 32000")
+    }
+
+    /// The last port tried; the first is random, so that two test processes rarely pick alike.
+    private static let lastPortTried = Mutex(Int.random(in: 20_000..<32_000))
+
+    private static func canBind(_ port: Int) throws -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ScriptError(message: "socket() failed") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
-            }
+        address.sin_port = UInt16(port).bigEndian
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 }
         }
-        guard bound else { throw ScriptError(message: "bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// A suite trait: one cluster for every test of the suite, stopped when the suite ends.
