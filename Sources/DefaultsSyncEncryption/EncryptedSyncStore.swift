@@ -203,6 +203,9 @@ public final class EncryptedSyncStore: DefaultsSyncStore {
             for record in sealed where refused[record.key] == nil {
                 changed = state.known.raise(record.key, to: record.timestamp) || changed
             }
+            // Until a head claiming them is stored: a head push that fails (a store's deadline on
+            // a busy machine) is tried again with the next push, which the failure brings.
+            state.mustPushHead = state.mustPushHead || changed
             return changed
         }
         if claims {
