@@ -21,6 +21,20 @@ func runStandardReadChildIfAsked() {
     exit(found ? 0 : 1)
 }
 
+/// The medians of `count` runs of two whole processes timed in alternation, so that a busy
+/// moment of the machine weighs on both alike.
+func alternatingMedians(
+    _ count: Int, _ first: () throws -> Duration, _ second: () throws -> Duration
+) rethrows -> (Duration, Duration) {
+    var firstTimes: [Duration] = []
+    var secondTimes: [Duration] = []
+    for _ in 0..<count {
+        firstTimes.append(try first())
+        secondTimes.append(try second())
+    }
+    return (firstTimes.sorted()[count / 2], secondTimes.sorted()[count / 2])
+}
+
 @MainActor func measureStandardReadProcess() {
     let target = "P13 a process opening the standard suite, reading 1 key of 100, exiting, vs UserDefaults (≤ 1.0×)"
     let home = Fixtures.makeDirectory()
@@ -41,14 +55,8 @@ func runStandardReadChildIfAsked() {
             return time
         }
         // Alternating pairs, so that both see the same machine.
-        var ours: [Duration] = []
-        var baseline: [Duration] = []
-        for _ in 0..<40 {
-            ours.append(try run("defaults"))
-            baseline.append(try run("foundation"))
-        }
-        let oursMedian = ours.sorted()[ours.count / 2]
-        let baselineMedian = baseline.sorted()[baseline.count / 2]
+        let (oursMedian, baselineMedian) = try alternatingMedians(
+            40, { try run("defaults") }, { try run("foundation") })
         row(
             target, format(oursMedian), format(baselineMedian),
             String(format: "%.2f×", ratio(oursMedian, baselineMedian)), ratio(oursMedian, baselineMedian) <= 1)

@@ -52,14 +52,8 @@ import Foundation
             return time
         }
         // Alternating pairs, so that both see the same machine.
-        var ours: [Duration] = []
-        var baseline: [Duration] = []
-        for _ in 0..<21 {
-            ours.append(try run(["keys", domain]))
-            baseline.append(try run(["read", domain]))
-        }
-        let oursMedian = ours.sorted()[ours.count / 2]
-        let baselineMedian = baseline.sorted()[baseline.count / 2]
+        let (oursMedian, baselineMedian) = try alternatingMedians(
+            21, { try run(["keys", domain]) }, { try run(["read", domain]) })
         row(
             target, format(oursMedian), format(baselineMedian),
             String(format: "%.2f×", ratio(oursMedian, baselineMedian)), ratio(oursMedian, baselineMedian) <= 1)
