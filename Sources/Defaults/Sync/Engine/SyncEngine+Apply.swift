@@ -1,0 +1,164 @@
+import DefaultsPropertyList
+import Foundation
+
+extension SyncEngine {
+    /// The values decided for one suite from a batch of records: written in one edit.
+    private struct SuiteWrites {
+        let suite: any DefaultsSuite
+        let journal: SyncJournal
+        var writes: [SyncedWrite] = []
+
+        /// Adds a write; a key written twice in one batch (its record and its former name's) is
+        /// written once, with the value decided last.
+        mutating func add(_ write: SyncedWrite) {
+            if let index = writes.firstIndex(where: { $0.key == write.key }) {
+                writes[index].value = write.value
+            } else {
+                writes.append(write)
+            }
+        }
+    }
+
+    /// What applying a batch found besides the writes, to act on with no lock held.
+    private struct Findings {
+        var recording = LocalRecording()
+        var unreadable: [(suite: any DefaultsSuite, problem: DefaultsError)] = []
+    }
+
+    /// Applies remote records to every synced key of their name whose local version is older, as
+    /// ``SyncRules/remote(_:_:entry:local:heldDigest:)`` decides: each suite's new values in one
+    /// write, one change event. A record of a key's former name (pushed by a machine with an
+    /// earlier version) is applied to the key, converted by its migration, on the same terms.
+    ///
+    /// Decided and entered in the journals under the lock; the journals are made durable, then
+    /// the values are written with the origin ``SuiteChange/Origin/sync``, without the lock, so
+    /// that observers may block on threads that write other synced keys. A key written locally
+    /// meanwhile keeps that newer value (``SyncedWrite/expected``).
+    ///
+    /// A record is decoded once, and encoded once for its digest as this library encodes it;
+    /// the value the key holds is encoded once, for its digest.
+    func apply(_ records: [SyncRecord]) {
+        guard !records.isEmpty else { return }
+        reloadJournals(of: nil)
+        let (batches, findings) = withState { state in
+            var batches: [ObjectIdentifier: SuiteWrites] = [:]
+            var findings = Findings()
+            // Each suite's stored values as the batch found them: the batch writes none until
+            // it is decided.
+            var persistent: [ObjectIdentifier: [String: PropertyListValue]] = [:]
+            for record in records {
+                let targets = state.suites.values.compactMap { synced in
+                    synced.target(ofRecordNamed: record.key).map { (synced.id, $0) }
+                }
+                guard !targets.isEmpty else { continue }
+                let decoded: PropertyListValue?
+                do {
+                    decoded = try SyncValue.decode(record.value, key: record.key)
+                } catch {
+                    state.session.lastError = "\(error)"
+                    findings.recording.problems.append("\(error)")
+                    continue
+                }
+                let recordDigest = SyncValue.digest(try? SyncValue.encode(decoded, key: record.key))
+                for (id, target) in targets {
+                    guard let synced = state.suites[id] else { continue }
+                    let name = target.name
+                    let entry = synced.journal.entry(forKey: name)
+                    guard SyncRules.isNewer(record.timestamp, than: entry) else { continue }
+                    let (value, incoming) = Self.incoming(
+                        decoded, digest: recordDigest, of: record, as: target, in: synced.suite)
+                    if persistent[id] == nil {
+                        persistent[id] = synced.suite.persistentStoredValues()
+                    }
+                    let expected = persistent[id]?[name]
+                    // A local value that cannot be encoded (over the size limit) is never pushed:
+                    // the remote one replaces it.
+                    let held = try? synced.held(name, in: persistent[id])
+                    let local =
+                        held.map {
+                            SyncRules.local(digest: $0.digest, entry: entry, isFirstLook: false, isOwnWrite: false)
+                        } ?? .known
+                    let heldDigest = held?.digest ?? SyncValue.absentDigest
+                    switch SyncRules.remote(
+                        record.timestamp, incoming, entry: entry, local: local, heldDigest: heldDigest)
+                    {
+                    case .notNewer:
+                        continue
+                    case .keepAside(let reason):
+                        if let problem = keepAside(record, in: synced.suite, because: reason, &state) {
+                            findings.unreadable.append((synced.suite, problem))
+                        }
+                    case .keepLocal:
+                        // Stamped after the record: the local change is the newer one.
+                        guard let held else { continue }
+                        state.clock.receive(record.timestamp)
+                        recordPending(name, held: held, replacing: entry, in: id, &state)
+                        findings.recording.hasChanges = true
+                        findings.recording.notes.append("local change of \"\(name)\" kept over a remote one")
+                    case .apply(let newEntry):
+                        state.clock.receive(record.timestamp)
+                        synced.journal.setEntry(newEntry, forKey: name)
+                        state.session.keptAside[record.key] = nil
+                        let into = name == record.key ? "" : " into \"\(name)\""
+                        findings.recording.notes.append(
+                            "remote change of \"\(record.key)\"\(into) at \(record.timestamp)")
+                        batches[id, default: SuiteWrites(suite: synced.suite, journal: synced.journal)].add(
+                            SyncedWrite(key: name, expected: expected, value: value))
+                    }
+                }
+            }
+            for (id, batch) in batches {
+                state.suites[id]?.applying.formUnion(batch.writes.map(\.key))
+            }
+            return (Array(batches.values), findings)
+        }
+        for (suite, problem) in findings.unreadable {
+            suite.reportProblem(problem)
+        }
+        finish(findings.recording)
+        for batch in batches {
+            try? batch.journal.flush()
+        }
+        for batch in batches {
+            _ = batch.suite.applySyncedWrites(batch.writes)
+            withState { $0.suites[ObjectIdentifier(batch.suite)]?.applying = [] }
+        }
+    }
+
+    /// A record's value as the key `target` would store it: converted by the key's migration
+    /// when the record is of a former name, and checked against the key's declaration, which
+    /// may not read it (another version of the program stores another type there).
+    private static func incoming(
+        _ decoded: PropertyListValue?, digest: String, of record: SyncRecord,
+        as target: (name: String, migration: KeyMigration?), in suite: any DefaultsSuite
+    ) -> (PropertyListValue?, SyncRules.Incoming) {
+        var value = decoded
+        var digest = digest
+        if let migration = target.migration, let old = decoded {
+            guard let converted = migration.converted(old, from: record.key) else {
+                let reason = "\(migration.valueTypeName) of \"\(target.name)\" cannot convert \(old.kindName)"
+                return (nil, .unreadable(reason: reason))
+            }
+            value = converted
+            digest = SyncValue.digest(try? SyncValue.encode(converted, key: target.name))
+        }
+        if let value, let declaration = Defaults.KeyRegistry.declarationRejecting(value, named: target.name, in: suite)
+        {
+            return (nil, .unreadable(reason: "\(declaration) cannot read \(value.kindName)"))
+        }
+        return (value, .value(digestedAs: digest))
+    }
+
+    /// Keeps `record` aside (listed in the status by its name), and returns the problem to
+    /// report the first time; called holding the lock.
+    private func keepAside(
+        _ record: SyncRecord, in suite: any DefaultsSuite, because reason: String, _ state: inout State
+    ) -> DefaultsError? {
+        guard state.session.keptAside[record.key] != record.timestamp else { return nil }
+        state.session.keptAside[record.key] = record.timestamp
+        return DefaultsError(
+            suite: suite.name, kind: .wrongType, key: record.key,
+            message: "the value of \"\(record.key)\" synced from another machine was kept aside: "
+                + "\(reason); the local value stays")
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+extension SyncEngine {
+    var keys: Set<Defaults.Keys> { withState { $0.keys } }
+
+    func add(_ key: Defaults.Keys) {
+        let (isNew, hasStore) = withState { state in
+            (state.keys.insert(key).inserted, state.session.store != nil)
+        }
+        guard isNew else { return }
+        guard hasStore else {
+            SyncedKeyDeclarations.noteNothingSyncs()
+            return
+        }
+        watch(key)
+        // Caught up with the keys added before it, in one batch, once connected; with the records
+        // of its former names, which another version of the program may still push.
+        let formerNames = Defaults.KeyRegistry.migration(of: key)?.formerNames ?? []
+        let isConnected = withState { state in
+            state.session.addedSinceCatchUp.insert(key.name)
+            state.session.addedSinceCatchUp.formUnion(formerNames)
+            return state.session.isConnected
+        }
+        if isConnected {
+            enqueue(.catchUpAdded)
+        }
+        enqueue(.push)
+    }
+
+    func remove(_ keys: [Defaults.Keys]) {
+        let unbound = withState { state -> [SyncedSuite] in
+            var unbound: [SyncedSuite] = []
+            for key in keys where state.keys.remove(key) != nil {
+                let id = ObjectIdentifier(key.suite)
+                let stillSynced = state.keys.contains { $0.name == key.name && $0.suite === key.suite }
+                if !stillSynced {
+                    state.suites[id]?.remove(key.name)
+                }
+                if let synced = state.suites[id], synced.names.isEmpty {
+                    state.suites[id] = nil
+                    unbound.append(synced)
+                }
+            }
+            return unbound
+        }
+        for synced in unbound {
+            (synced.suite as? any StoreBackedSuite)?.store.beforePersisting.withLock { $0 = nil }
+            synced.suite.changes.removeObserver(synced.token)
+        }
+    }
+
+    func removeAll() {
+        remove(Array(keys))
+    }
+
+    /// Starts using `store`: every synced key's suite is watched, and the store's events run.
+    func use(_ store: any DefaultsSyncStore, clock: HybridLogicalClock) {
+        let (previous, keys, generation) = withState { state in
+            let previous = state.session.runTask
+            state.session = SyncSession(store: store, generation: state.session.generation + 1)
+            state.clock = clock
+            return (previous, state.keys, state.session.generation)
+        }
+        previous?.cancel()
+        for key in keys {
+            watch(key)
+        }
+        let task = Task.detached { [unowned self] in
+            await store.run { event in
+                self.enqueue(.event(event, generation: generation))
+            }
+        }
+        withState { $0.session.runTask = task }
+        enqueue(.push)
+    }
+
+    /// Binds `key`'s suite (once per suite) and records a change made while it was not watched.
+    private func watch(_ key: Defaults.Keys) {
+        let suite = key.suite
+        let id = ObjectIdentifier(suite)
+        let migration = Defaults.KeyRegistry.migration(of: key)
+        let isBound = withState { state -> Bool in
+            state.suites[id]?.names.insert(key.name)
+            state.suites[id]?.addFormerNames(of: migration)
+            return state.suites[id] != nil
+        }
+        if !isBound {
+            bind(suite, for: key.name, migration: migration)
+        }
+        guard let journal = withState({ $0.suites[id]?.journal }) else { return }
+        _ = journal.reloadIfChanged()
+        let recording = withState { state in
+            var recording = LocalRecording()
+            if let entry = journal.entry(forKey: key.name) {
+                state.clock.receive(entry.timestamp)
+            }
+            recordLocalValue(of: key.name, in: id, &state, isFirstLook: true, into: &recording)
+            return recording
+        }
+        finish(recording)
+    }
+
+    /// Binds `suite`: its journal, the engine's observer and its persist listener.
+    private func bind(_ suite: any DefaultsSuite, for name: String, migration: KeyMigration?) {
+        let id = ObjectIdentifier(suite)
+        // Outside the lock: the first observer of a suite makes it read its file, which posts
+        // what changed meanwhile to this very observer.
+        let journal = SyncJournal(for: suite)
+        // Changes the journal holds unpushed (made before a crash, or offline) are of synced keys,
+        // declared or not yet in this run: they are pushed now, not when (or if) their keys are
+        // declared again.
+        let names = Set(journal.pendingKeys).union([name])
+        let token = suite.changes.addObserver { [unowned self] change in
+            self.suiteChanged(suite, change)
+        }
+        let isFirst = withState { state -> Bool in
+            if state.suites[id] != nil {
+                state.suites[id]?.names.insert(name)
+                state.suites[id]?.addFormerNames(of: migration)
+                return false
+            }
+            state.suites[id] = SyncedSuite(suite: suite, journal: journal, token: token, names: names)
+            state.suites[id]?.addFormerNames(of: migration)
+            return true
+        }
+        if isFirst {
+            (suite as? any StoreBackedSuite)?.store.beforePersisting.withLock { listener in
+                listener = { [unowned self] keys in self.suiteWillWrite(suite, keys: keys) }
+            }
+        } else {
+            suite.changes.removeObserver(token)  // another thread bound it meanwhile
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import DefaultsPropertyList
+import Foundation
+
+extension SyncEngine {
+    /// Pushes every pending change (``SyncRules/isPushed(_:refused:)``), sorted by key (so that
+    /// machines pushing overlapping keys lock them in one order); on success, clears the ones not
+    /// changed again meanwhile. Records the store refused are set aside and reported, and every
+    /// other key goes on syncing.
+    func push(to store: any DefaultsSyncStore) async {
+        let records = withState { state -> [SyncRecord] in
+            guard state.session.isConnected else { return [] }
+            var byName: [String: SyncRecord] = [:]
+            for synced in state.suites.values {
+                // Read only for a change not encoded when it was recorded (found on a reload).
+                var persistent: [String: PropertyListValue]?
+                for name in synced.names {
+                    let entry = synced.journal.entry(forKey: name)
+                    guard SyncRules.isPushed(entry, refused: state.session.refused[name]?.timestamp), let entry else {
+                        continue
+                    }
+                    // `nil` data is a removal; a value that grew too large since is left out.
+                    let data: Data?
+                    if let encoded = synced.encoded[name], encoded.digest == entry.digest {
+                        data = encoded.data
+                    } else {
+                        persistent = persistent ?? synced.suite.persistentStoredValues()
+                        guard let held = try? synced.held(name, in: persistent) else { continue }
+                        data = held.data
+                    }
+                    if let existing = byName[name], existing.timestamp >= entry.timestamp { continue }
+                    byName[name] = SyncRecord(key: name, value: data, timestamp: entry.timestamp)
+                }
+            }
+            return byName.values.sorted { $0.key < $1.key }
+        }
+        guard !records.isEmpty else { return }
+        var refused: [String: String] = [:]
+        do {
+            try await store.push(records)
+        } catch let refusal as SyncRecordsRefused {
+            refused = refusal.reasons
+        } catch {
+            noteFailure("could not be pushed, kept and tried again shortly", error, store: store)
+            retry(.push)
+            return
+        }
+        clearFailure()
+        let newlyRefused = withState { state in
+            var newlyRefused: [String] = []
+            for record in records {
+                if let reason = refused[record.key] {
+                    if state.session.refused[record.key]?.timestamp != record.timestamp {
+                        newlyRefused.append(record.key)
+                    }
+                    state.session.refused[record.key] = SyncSession.Refusal(timestamp: record.timestamp, reason: reason)
+                    continue
+                }
+                state.session.refused[record.key] = nil
+                for (id, synced) in state.suites where synced.names.contains(record.key) {
+                    guard
+                        let entry = SyncRules.afterPush(
+                            synced.journal.entry(forKey: record.key), pushed: record.timestamp)
+                    else { continue }
+                    synced.journal.setEntry(entry, forKey: record.key)
+                    state.suites[id]?.encoded[record.key] = nil
+                }
+            }
+            if state.session.refused.isEmpty {
+                state.session.refusalProblem = nil
+            }
+            state.lastSync = Date()
+            return newlyRefused
+        }
+        debug("pushed \(records.count - refused.count) change(s)")
+        if !newlyRefused.isEmpty {
+            let problem =
+                "\(SyncRecordsRefused(refused.filter { newlyRefused.contains($0.key) })); "
+                + "they stay local until their value changes, and every other key goes on syncing"
+            withState { state in
+                state.session.lastError = problem
+                state.session.refusalProblem = problem
+            }
+            Defaults.logger.warning("\(problem)", metadata: ["store": "\(store.description)"])
+        }
+        saveLastSync()
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+extension SyncEngine {
+    // MARK: Waiting and status
+
+    /// The timestamps of the changes not on the store yet, less those it refused (set aside until
+    /// they change).
+    private static func pendingTimestamps(_ state: State) -> [SyncTimestamp] {
+        state.suites.values.flatMap { synced in
+            synced.names.compactMap { name -> SyncTimestamp? in
+                let entry = synced.journal.entry(forKey: name)
+                guard SyncRules.isPushed(entry, refused: state.session.refused[name]?.timestamp) else { return nil }
+                return entry?.timestamp
+            }
+        }
+    }
+
+    private static func isIdle(_ state: State) -> Bool {
+        let session = state.session
+        return session.store == nil
+            || (session.isConnected && session.hasCaughtUp && state.queuedJobs == 0
+                && pendingTimestamps(state).isEmpty)
+    }
+
+    func waitForSyncCompletion() async {
+        guard withState({ $0.session.store != nil }) else { return }
+        enqueue(.reconcile)
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = withState { state -> Bool in
+                    if Self.isIdle(state) || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            withState { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+        let journals = withState { $0.suites.values.map(\.journal) }
+        for journal in journals {
+            try? journal.flush()
+        }
+    }
+
+    func resumeWaitersIfIdle() {
+        let waiters = withState { state -> [CheckedContinuation<Void, Never>] in
+            // Waiters first: `isIdle` reads every synced key's journal entry.
+            guard !state.waiters.isEmpty, Self.isIdle(state) else { return [] }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters {
+            waiter.resume()
+        }
+    }
+
+    var status: SyncStatus {
+        withState { state in
+            let pending = Self.pendingTimestamps(state)
+            let now = state.clock.physicalTime
+            let oldest = pending.lazy.map(\.wallTime).filter { $0 > 0 }.min()
+            let session = state.session
+            return SyncStatus(
+                store: session.store?.description,
+                isConnected: session.isConnected,
+                pendingChanges: pending.count,
+                lastSync: state.lastSync,
+                lastError: session.lastError,
+                refusedKeys: session.refused.keys.sorted(),
+                keptAsideKeys: session.keptAside.keys.sorted(),
+                lag: session.store == nil ? nil : .milliseconds(max(0, now - (oldest ?? now)))
+            )
+        }
+    }
+
+    // MARK: Reporting
+
+    /// A call to the store failed while it looked connected (a lost connection is reported by the
+    /// store itself): said in the status's `lastError`, and logged once while it stays the same.
+    func noteFailure(_ what: String, _ error: any Error, store: any DefaultsSyncStore) {
+        let message = "\(error)"
+        let isNew = withState { state in
+            defer {
+                state.session.lastFailure = message
+                state.session.lastError = message
+            }
+            return state.session.lastFailure != message
+        }
+        if isNew {
+            Defaults.logger.warning("iCloud keys \(what): \(message)", metadata: ["store": "\(store.description)"])
+        }
+    }
+
+    /// A call to the store succeeded: a failure it reported is over.
+    func clearFailure() {
+        withState { state in
+            if let failure = state.session.lastFailure, state.session.lastError == failure {
+                state.session.lastError = state.session.refusalProblem
+            }
+            state.session.lastFailure = nil
+        }
+    }
+
+    func debug(_ message: @autoclosure () -> String) {
+        if isDebug.load(ordering: .relaxed) {
+            Defaults.logger.info("[Defaults.iCloud] \(message())")
+        }
+    }
+}

@@ -1,0 +1,131 @@
+/// The rules deciding every synced value, with no I/O: from a key's journal entry, the value its
+/// suite holds and a record from the store, what sync does (record a change, apply, keep, keep
+/// aside, push). ``SyncEngine`` reads the inputs, asks, and carries out the answer.
+///
+/// Values are compared by digest (``SyncValue/digest(_:)``, ``SyncValue/absentDigest`` for no
+/// value) and versions by timestamp: the newest write wins, wherever it was made. The value a key
+/// holds is its *stored* value (``DefaultsSuite/persistentStoredValues()``): a registered default
+/// or a value the administrator enforces is never a key's value here, so it is never pushed, and a
+/// remote value is stored beneath what the administrator enforces, for when it stops.
+enum SyncRules {
+
+    // MARK: Local values
+
+    /// What the value a synced key's suite holds is, to the journal.
+    enum Local: Equatable {
+        /// The journal knows it: pushed or pending already, or applied from elsewhere.
+        case known
+        /// The value the journal's entry replaced: another process syncing the suite recorded a
+        /// newer one and has not written the suite's file yet (it makes its journal durable first).
+        case notYetWritten
+        /// Nothing stored and never synced: nothing to push, and any remote value is newer.
+        case neverStored
+        /// A change, to record as pending (``pendingEntry(digest:replacing:isFoundBeforeSyncing:clock:)``).
+        /// `isFoundBeforeSyncing`: found on the first look with no entry, so stored before the key
+        /// was ever synced: it gets the oldest timestamp, so that a value on the store wins over it.
+        case changed(isFoundBeforeSyncing: Bool)
+    }
+
+    /// What the value of digest `digest` is to a journal holding `entry`.
+    ///
+    /// - Parameters:
+    ///   - isFirstLook: The first look at the key since sync started watching it.
+    ///   - isOwnWrite: This process wrote the value; otherwise the value an entry replaced is the
+    ///     file not yet written by the process that made the entry, not a change.
+    static func local(
+        digest: String, entry: SyncJournal.Entry?, isFirstLook: Bool, isOwnWrite: Bool
+    ) -> Local {
+        guard let entry else {
+            return digest == SyncValue.absentDigest ? .neverStored : .changed(isFoundBeforeSyncing: isFirstLook)
+        }
+        if entry.digest == digest { return .known }
+        if !isOwnWrite, entry.previousDigest == digest { return .notYetWritten }
+        return .changed(isFoundBeforeSyncing: false)
+    }
+
+    /// The journal entry recording a local change: pending, stamped by `clock` (or the oldest
+    /// timestamp for a value found before syncing), with the digest of the value it replaces.
+    static func pendingEntry(
+        digest: String, replacing entry: SyncJournal.Entry?, isFoundBeforeSyncing: Bool, clock: HybridLogicalClock
+    ) -> SyncJournal.Entry {
+        SyncJournal.Entry(
+            timestamp: isFoundBeforeSyncing ? .unknown(origin: clock.origin) : clock.now(),
+            digest: digest,
+            isPending: true,
+            previousDigest: entry?.digest ?? SyncValue.absentDigest)
+    }
+
+    // MARK: Remote records
+
+    /// A remote record as the local key would store it.
+    enum Incoming: Equatable {
+        /// The value to store (`nil`: the key's value is removed), and its digest.
+        case value(digestedAs: String)
+        /// No key of the record's name can hold it: another version of the program stores another
+        /// type there, or a former name's value its migration cannot convert.
+        case unreadable(reason: String)
+    }
+
+    /// What to do with a remote record of a synced key.
+    enum Remote: Equatable {
+        /// The journal holds this version or a newer one.
+        case notNewer
+        /// Neither applied (the key would read its default) nor answered with the local value
+        /// (which would push it over the other machine's): kept aside, reported, the local value stays.
+        case keepAside(reason: String)
+        /// The suite holds a change the journal has not recorded yet (its observer has not run):
+        /// newer than the record, so recorded once the clock has seen the record, kept and pushed.
+        case keepLocal
+        /// Stored, with this entry in the journal (not pending: it came from the store).
+        case apply(SyncJournal.Entry)
+    }
+
+    /// Whether the store's version `timestamp` is newer than what the journal holds.
+    static func isNewer(_ timestamp: SyncTimestamp, than entry: SyncJournal.Entry?) -> Bool {
+        entry.map { $0.timestamp < timestamp } ?? true
+    }
+
+    /// What to do with a record stamped `timestamp`, arriving as `incoming`, for a key whose
+    /// journal holds `entry` and whose suite holds a value that is `local` to the journal, of
+    /// digest `heldDigest`.
+    static func remote(
+        _ timestamp: SyncTimestamp, _ incoming: Incoming, entry: SyncJournal.Entry?, local: Local, heldDigest: String
+    ) -> Remote {
+        guard isNewer(timestamp, than: entry) else { return .notNewer }
+        switch incoming {
+        case .unreadable(let reason):
+            return .keepAside(reason: reason)
+        case .value(let digest):
+            if case .changed = local { return .keepLocal }
+            return .apply(
+                SyncJournal.Entry(timestamp: timestamp, digest: digest, isPending: false, previousDigest: heldDigest))
+        }
+    }
+
+    // MARK: Pushing
+
+    /// Whether the change `entry` records is pushed: pending, and not the version the store
+    /// refused (set aside until the key's value changes).
+    static func isPushed(_ entry: SyncJournal.Entry?, refused: SyncTimestamp?) -> Bool {
+        guard let entry, entry.isPending else { return false }
+        return refused != entry.timestamp
+    }
+
+    /// The entry once the store holds the version stamped `pushed`: no longer pending, unless the
+    /// key changed again meanwhile; `nil` when nothing changes.
+    static func afterPush(_ entry: SyncJournal.Entry?, pushed: SyncTimestamp) -> SyncJournal.Entry? {
+        guard var entry, entry.isPending, entry.timestamp <= pushed else { return nil }
+        entry.isPending = false
+        return entry
+    }
+
+    /// The entry made pending again when the store holds an older version of its value, or none
+    /// (a new or reset store): `remote` is the store's version, `nil` when it has none. A key
+    /// that never had a value here and has none on the store has nothing to push.
+    static func againstStore(_ entry: SyncJournal.Entry?, remote: SyncTimestamp?) -> SyncJournal.Entry? {
+        guard var entry, !entry.isPending, entry.digest != SyncValue.absentDigest || remote != nil else { return nil }
+        guard remote.map({ $0 < entry.timestamp }) ?? true else { return nil }
+        entry.isPending = true
+        return entry
+    }
+}

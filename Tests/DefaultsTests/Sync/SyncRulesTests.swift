@@ -1,0 +1,250 @@
+import Foundation
+import Testing
+
+@testable import Defaults
+
+/// The rules deciding every synced value, case by case, with no store, suite or file.
+@Suite struct SyncRulesTests {
+    typealias Entry = SyncJournal.Entry
+
+    static let absent = SyncValue.absentDigest
+    static let old = SyncTimestamp(wallTime: 1_000, counter: 0, origin: "b")
+    static let now = SyncTimestamp(wallTime: 2_000, counter: 0, origin: "b")
+    static let later = SyncTimestamp(wallTime: 3_000, counter: 0, origin: "b")
+
+    /// A clock whose wall clock reads 1.5 s after 1970, behind every remote timestamp here but `old`.
+    static func clock() -> HybridLogicalClock {
+        HybridLogicalClock(origin: "a", wallClock: { Date(timeIntervalSince1970: 1.5) })
+    }
+
+    /// Every journal entry a key can have, against the digests `v1` and `v2`.
+    static let entries: [Entry?] =
+        [nil]
+        + [true, false].flatMap { isPending in
+            [nil, absent, "v1", "v2"].flatMap { previous in
+                ["v1", "v2", absent].map {
+                    Entry(timestamp: now, digest: $0, isPending: isPending, previousDigest: previous)
+                }
+            }
+        }
+    static let digests = ["v1", "v2", absent]
+    static let incomings: [SyncRules.Incoming] = [
+        .value(digestedAs: "v1"), .value(digestedAs: "v2"), .value(digestedAs: absent), .unreadable(reason: "an Int"),
+    ]
+    static let locals: [SyncRules.Local] = [
+        .known, .notYetWritten, .neverStored, .changed(isFoundBeforeSyncing: false),
+        .changed(isFoundBeforeSyncing: true),
+    ]
+
+    // MARK: Local values
+
+    @Test func aValueIsKnownExactlyWhenTheJournalHoldsItsDigest() {
+        for entry in Self.entries {
+            for digest in Self.digests {
+                for isFirstLook in [true, false] {
+                    for isOwnWrite in [true, false] {
+                        let local = SyncRules.local(
+                            digest: digest, entry: entry, isFirstLook: isFirstLook, isOwnWrite: isOwnWrite)
+                        #expect(
+                            (local == .known) == (entry?.digest == digest), "\(String(describing: entry)) \(digest)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func aKeyWithNothingStoredAndNoEntryHasNothingToPush() {
+        // A registered default is not a stored value: a machine with only its default pushes nothing.
+        for isFirstLook in [true, false] {
+            let local = SyncRules.local(digest: Self.absent, entry: nil, isFirstLook: isFirstLook, isOwnWrite: true)
+            #expect(local == .neverStored)
+        }
+        #expect(!SyncRules.isPushed(nil, refused: nil))
+    }
+
+    @Test func theValueAnEntryReplacedIsNotAChangeUnlessThisProcessWroteIt() {
+        for entry in Self.entries {
+            guard let entry, let previous = entry.previousDigest, previous != entry.digest else { continue }
+            #expect(
+                SyncRules.local(digest: previous, entry: entry, isFirstLook: false, isOwnWrite: false) == .notYetWritten
+            )
+            #expect(
+                SyncRules.local(digest: previous, entry: entry, isFirstLook: false, isOwnWrite: true)
+                    == .changed(isFoundBeforeSyncing: false))
+        }
+    }
+
+    @Test func onlyAValueFoundOnTheFirstLookWithNoEntryCountsAsStoredBeforeSyncing() {
+        for entry in Self.entries {
+            for digest in Self.digests {
+                for isFirstLook in [true, false] {
+                    let local = SyncRules.local(
+                        digest: digest, entry: entry, isFirstLook: isFirstLook, isOwnWrite: false)
+                    let expected = entry == nil && digest != Self.absent && isFirstLook
+                    #expect((local == .changed(isFoundBeforeSyncing: true)) == expected)
+                }
+            }
+        }
+    }
+
+    @Test func aValueFoundBeforeSyncingLosesToAnyValueOnTheStore() {
+        let clock = Self.clock()
+        let found = SyncRules.pendingEntry(digest: "v1", replacing: nil, isFoundBeforeSyncing: true, clock: clock)
+        #expect(found.isPending)
+        #expect(found.timestamp < SyncTimestamp(wallTime: 1, counter: 0, origin: ""))
+        let verdict = SyncRules.remote(
+            Self.old, .value(digestedAs: "v2"), entry: found, local: .known, heldDigest: "v1")
+        #expect(verdict == .apply(Entry(timestamp: Self.old, digest: "v2", isPending: false, previousDigest: "v1")))
+    }
+
+    @Test func aChangeIsStampedAfterEverythingTheClockSawAndRecordsWhatItReplaced() {
+        let clock = Self.clock()
+        clock.receive(Self.later)
+        let replaced = Entry(timestamp: Self.now, digest: "v1", isPending: false, previousDigest: nil)
+        let change = SyncRules.pendingEntry(
+            digest: "v2", replacing: replaced, isFoundBeforeSyncing: false, clock: clock)
+        #expect(change.timestamp > Self.later)
+        #expect(change.isPending)
+        #expect(change.previousDigest == "v1")
+        let first = SyncRules.pendingEntry(digest: "v1", replacing: nil, isFoundBeforeSyncing: false, clock: clock)
+        #expect(first.previousDigest == Self.absent)
+    }
+
+    // MARK: Remote records
+
+    @Test func everyRemoteRecordIsDecidedByItsVersionItsReadabilityAndTheLocalValue() {
+        for entry in Self.entries {
+            for timestamp in [Self.old, Self.now, Self.later] {
+                for incoming in Self.incomings {
+                    for local in Self.locals {
+                        let verdict = SyncRules.remote(
+                            timestamp, incoming, entry: entry, local: local, heldDigest: "held")
+                        let isNewer = entry.map { $0.timestamp < timestamp } ?? true
+                        switch (isNewer, incoming, local) {
+                        case (false, _, _):
+                            #expect(verdict == .notNewer)
+                        case (true, .unreadable(let reason), _):
+                            #expect(verdict == .keepAside(reason: reason))
+                        case (true, .value, .changed):
+                            #expect(verdict == .keepLocal)
+                        case (true, .value(let digest), _):
+                            #expect(
+                                verdict
+                                    == .apply(
+                                        Entry(
+                                            timestamp: timestamp, digest: digest, isPending: false,
+                                            previousDigest: "held")))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func anAppliedValueIsNeverPushedBack() {
+        for incoming in Self.incomings {
+            guard case .value(let digest) = incoming else { continue }
+            let verdict = SyncRules.remote(
+                Self.later, incoming, entry: nil, local: .neverStored, heldDigest: Self.absent)
+            guard case .apply(let entry) = verdict else {
+                Issue.record("\(verdict)")
+                continue
+            }
+            // Once written, the suite holds the value: known, not a change, and not pending.
+            #expect(SyncRules.local(digest: digest, entry: entry, isFirstLook: false, isOwnWrite: false) == .known)
+            #expect(!SyncRules.isPushed(entry, refused: nil))
+            // Until it is written, another process reading the suite sees the value it replaced:
+            // not a change either.
+            if digest != Self.absent {
+                #expect(
+                    SyncRules.local(digest: Self.absent, entry: entry, isFirstLook: false, isOwnWrite: false)
+                        == .notYetWritten)
+            }
+        }
+    }
+
+    @Test func anOfflineChangeOlderThanARemoteOneEndsWithTheRemoteValueAndIsNotPushed() {
+        // Written offline at `now`, never pushed; another machine wrote at `later`.
+        let offline = Entry(timestamp: Self.now, digest: "mine", isPending: true, previousDigest: Self.absent)
+        let local = SyncRules.local(digest: "mine", entry: offline, isFirstLook: false, isOwnWrite: false)
+        #expect(local == .known)
+        let verdict = SyncRules.remote(
+            Self.later, .value(digestedAs: "theirs"), entry: offline, local: local, heldDigest: "mine")
+        guard case .apply(let applied) = verdict else {
+            Issue.record("\(verdict)")
+            return
+        }
+        #expect(!SyncRules.isPushed(applied, refused: nil))
+        // And the store's record of it, older than the offline change, does not win.
+        #expect(
+            SyncRules.remote(Self.old, .value(digestedAs: "older"), entry: offline, local: local, heldDigest: "mine")
+                == .notNewer)
+    }
+
+    @Test func aLocalChangeNotRecordedYetIsKeptAndStampedAfterTheRecord() {
+        let clock = Self.clock()
+        let entry = Entry(timestamp: Self.now, digest: "v1", isPending: false, previousDigest: nil)
+        let local = SyncRules.local(digest: "v2", entry: entry, isFirstLook: false, isOwnWrite: false)
+        #expect(
+            SyncRules.remote(Self.later, .value(digestedAs: "v3"), entry: entry, local: local, heldDigest: "v2")
+                == .keepLocal)
+        // The engine lets the clock see the record, then records the change.
+        clock.receive(Self.later)
+        let kept = SyncRules.pendingEntry(digest: "v2", replacing: entry, isFoundBeforeSyncing: false, clock: clock)
+        #expect(kept.timestamp > Self.later)
+        #expect(SyncRules.isPushed(kept, refused: nil))
+    }
+
+    @Test func aValueNoLocalKeyCanReadIsKeptAsideNotAppliedNorAnswered() {
+        let entry = Entry(timestamp: Self.now, digest: "v1", isPending: false, previousDigest: nil)
+        let verdict = SyncRules.remote(
+            Self.later, .unreadable(reason: "Bool cannot read a string"), entry: entry, local: .known, heldDigest: "v1")
+        #expect(verdict == .keepAside(reason: "Bool cannot read a string"))
+        // Nothing recorded: the key's entry stays as it was, not pending, so nothing is pushed over it.
+        #expect(!SyncRules.isPushed(entry, refused: nil))
+    }
+
+    // MARK: Pushing
+
+    @Test func aChangeIsPushedWhilePendingAndNotRefusedAtItsVersion() {
+        for entry in Self.entries {
+            for refused in [nil, Self.old, Self.now] {
+                let expected = entry?.isPending == true && refused != entry?.timestamp
+                #expect(SyncRules.isPushed(entry, refused: refused) == expected)
+            }
+        }
+    }
+
+    @Test func aPushClearsPendingOnlyForTheVersionPushedOrAnOlderOne() {
+        for entry in Self.entries {
+            for pushed in [Self.old, Self.now, Self.later] {
+                let after = SyncRules.afterPush(entry, pushed: pushed)
+                if let entry, entry.isPending, entry.timestamp <= pushed {
+                    var expected = entry
+                    expected.isPending = false
+                    #expect(after == expected)
+                } else {
+                    #expect(after == nil)  // changed again meanwhile, or nothing to clear
+                }
+            }
+        }
+    }
+
+    @Test func aValueTheStoreHoldsOlderOrNotAtAllIsPushedAgain() {
+        for entry in Self.entries {
+            for remote in [nil, Self.old, Self.now, Self.later] {
+                let again = SyncRules.againstStore(entry, remote: remote)
+                guard let entry, !entry.isPending else {
+                    #expect(again == nil)
+                    continue
+                }
+                let storeIsBehind = remote.map { $0 < entry.timestamp } ?? true
+                // A key never stored here and absent from the store has nothing to push.
+                let hasSomething = entry.digest != Self.absent || remote != nil
+                #expect((again != nil) == (storeIsBehind && hasSomething))
+                #expect(
+                    again.map { $0.isPending && $0.timestamp == entry.timestamp && $0.digest == entry.digest } ?? true)
+            }
+        }
+    }
+}
