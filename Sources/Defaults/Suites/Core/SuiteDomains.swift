@@ -149,7 +149,7 @@ struct SuiteDomains: Sendable {
                 domains.managed = managed
             }
             outcome.changed.formUnion(writabilityChanged)
-        case .synced(let writes), .putBack(let writes):
+        case .conditional(let writes, _), .putBack(let writes):
             // One at a time: a second write of a key expects what the first stored. The managed
             // rule does not apply: it refuses what this user writes here, while a value from
             // another machine (or the file's own) is stored beneath what is enforced here.

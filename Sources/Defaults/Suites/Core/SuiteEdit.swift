@@ -19,13 +19,14 @@ package enum SuiteEdit {
     case load([String: PropertyListValue])
     /// The administrator's domains as their files now hold them.
     case administrator(vendor: [String: PropertyListValue], managed: [String: PropertyListValue])
-    /// Values another machine wrote, each stored where the key still holds what the sync engine
-    /// expected (a local write made since is newer, and kept), beneath what the administrator
-    /// enforces here.
-    case synced([SyncedWrite])
+    /// Values written elsewhere (another machine's, through the sync engine), each stored where
+    /// the key still holds what its writer expected (a write made since is newer, and kept),
+    /// beneath what the administrator enforces here; observers are told `origin`, and the
+    /// backend's persist listeners are not told these keys as this process's changes.
+    case conditional([ConditionalWrite], origin: SuiteChange.Origin)
     /// Values a persisting write could not store, put back to what the backend holds, where the
     /// key still holds the refused value and no newer change of this process is pending.
-    case putBack([SyncedWrite])
+    case putBack([ConditionalWrite])
     /// Values keys' migrations move from former names (``Defaults/Migration``), each made where
     /// its former name still holds the value planned on and its new name holds none, beneath
     /// what the administrator enforces (the user's stored value moves, whatever is enforced).
@@ -36,7 +37,7 @@ package enum SuiteEdit {
         switch self {
         case .set, .setValues, .removeAll, .register, .putBack, .migrated: .thisProcess
         case .load, .administrator: .otherProcess
-        case .synced: .sync
+        case .conditional(_, let origin): origin
         }
     }
 
@@ -49,7 +50,7 @@ package enum SuiteEdit {
         var managed: [String] = []
         /// Whether persistent values changed, for a backend to persist.
         var isPersistable = false
-        /// The keys of ``SuiteEdit/synced(_:)`` writes stored; for ``SuiteEdit/migrated(_:)``, the
+        /// The keys of ``SuiteEdit/conditional(_:origin:)`` writes stored; for ``SuiteEdit/migrated(_:)``, the
         /// names moves were made to.
         var stored: Set<String> = []
         /// The moves of a ``SuiteEdit/migrated(_:)`` edit that were made, in order.

@@ -28,11 +28,8 @@ package final class SuiteStore: Sendable {
     let generation: SuiteGeneration
     private let state: Mutex<State>
     private let keepsPending: Bool
-    /// Runs before the backend persists pending changes, holding its locks, with the keys this
-    /// machine changed (`nil`: every key; values from other machines are not among them): the
-    /// sync engine makes its journal durable there, so that another process never sees a synced
-    /// value without its journal entry.
-    let beforePersisting = Mutex<(@Sendable (_ keys: Set<String>?) -> Void)?>(nil)
+    /// Told before the backend persists pending changes (``willPersist(_:)``).
+    private let persistListeners = Mutex<(next: Int, listeners: [Int: PersistListener])>((0, [:]))
     /// The administrator's file that enforces a key, named in the problem of a refused write.
     private let managedFile: @Sendable (String) -> URL?
 
@@ -90,9 +87,9 @@ package final class SuiteStore: Sendable {
                 }
             case .removeAll:
                 state.pending.recordRemoveAll()
-            case .synced(let writes):
+            case .conditional(let writes, let origin):
                 for write in writes where outcome.stored.contains(write.key) {
-                    state.pending.record(write.value, forKey: write.key, fromSync: true)
+                    state.pending.record(write.value, forKey: write.key, isOwn: origin == .thisProcess)
                 }
             case .migrated:
                 // Only the moves made.
@@ -130,6 +127,33 @@ package final class SuiteStore: Sendable {
 
     // MARK: Persisting
 
+    /// Runs before the backend persists pending changes, holding its locks, with the keys this
+    /// process changed (`nil`: every key; values written elsewhere are not among them): the sync
+    /// engine makes its journal durable there, so that another process never sees a synced value
+    /// without its journal entry. It must not write this suite.
+    typealias PersistListener = @Sendable (_ ownKeys: Set<String>?) -> Void
+
+    /// Adds a listener told before each write; returns what removes it.
+    func addPersistListener(_ listener: @escaping PersistListener) -> Int {
+        persistListeners.withLock { state in
+            state.next += 1
+            state.listeners[state.next] = listener
+            return state.next
+        }
+    }
+
+    func removePersistListener(_ id: Int) {
+        persistListeners.withLock { _ = $0.listeners.removeValue(forKey: id) }
+    }
+
+    /// Tells the persist listeners that `pending` is about to be persisted; called by the backend.
+    func willPersist(_ pending: PendingChanges) {
+        let listeners = persistListeners.withLock { Array($0.listeners.values) }
+        for listener in listeners {
+            listener(pending.ownKeys)
+        }
+    }
+
     /// Takes the pending changes with the persistent values they are part of, for the backend to
     /// persist; `nil` when none is pending.
     func takePending() -> (pending: PendingChanges, persistent: [String: PropertyListValue])? {
@@ -159,30 +183,30 @@ struct PendingChanges {
 
     var removesAll = false
     var changes: [String: Edit] = [:]
-    /// The keys whose latest change came from another machine (``SuiteEdit/synced(_:)``): not
-    /// changes of this machine's, for the sync engine's journal.
-    var fromSync: Set<String> = []
+    /// The keys whose latest change was written elsewhere (``SuiteEdit/conditional(_:origin:)``):
+    /// not this process's changes, for the persist listeners.
+    var writtenElsewhere: Set<String> = []
 
     var isEmpty: Bool { !removesAll && changes.isEmpty }
 
-    /// The keys this machine changed, `nil` when it removed every value.
-    var localKeys: Set<String>? {
-        removesAll ? nil : Set(changes.keys).subtracting(fromSync)
+    /// The keys this process changed, `nil` when it removed every value.
+    var ownKeys: Set<String>? {
+        removesAll ? nil : Set(changes.keys).subtracting(writtenElsewhere)
     }
 
-    mutating func record(_ value: PropertyListValue?, forKey key: String, fromSync: Bool = false) {
+    mutating func record(_ value: PropertyListValue?, forKey key: String, isOwn: Bool = true) {
         changes[key] = value.map(Edit.set) ?? .removed
-        if fromSync {
-            self.fromSync.insert(key)
-        } else if !self.fromSync.isEmpty {
-            self.fromSync.remove(key)
+        if !isOwn {
+            writtenElsewhere.insert(key)
+        } else if !writtenElsewhere.isEmpty {
+            writtenElsewhere.remove(key)
         }
     }
 
     mutating func recordRemoveAll() {
         removesAll = true
         changes.removeAll()
-        fromSync.removeAll()
+        writtenElsewhere.removeAll()
     }
 
     /// `base` with these changes made.
@@ -205,8 +229,8 @@ struct PendingChanges {
         }
         var result = self
         result.changes.merge(newer.changes) { _, new in new }
-        result.fromSync.subtract(newer.changes.keys)
-        result.fromSync.formUnion(newer.fromSync)
+        result.writtenElsewhere.subtract(newer.changes.keys)
+        result.writtenElsewhere.formUnion(newer.writtenElsewhere)
         return result
     }
 }

@@ -167,7 +167,7 @@ extension FileSuite {
         let isEncoderCurrent = io.xmlEncoderIdentity != nil && io.xmlEncoderIdentity == loadedIdentity
         let changedKeys = isEncoderCurrent && !pending.removesAll ? Set(pending.changes.keys) : nil
         io.xmlEncoderIdentity = nil
-        store.beforePersisting.withLock { $0 }?(pending.localKeys)
+        store.willPersist(pending)
         do {
             var refused: [String: RefusedValue] = [:]
             let identity = try writeReadable(
@@ -251,7 +251,7 @@ extension FileSuite {
     private func refuse(_ refused: [String: RefusedValue], written: inout FileWrite) {
         // Never a managed key: this process wrote it.
         let putBack = refused.map { key, refusal in
-            SyncedWrite(key: key, expected: refusal.value, value: refusal.stored)
+            ConditionalWrite(key: key, expected: refusal.value, value: refusal.stored)
         }
         written.putBack = store.apply(.putBack(putBack))
         let megabytes = SuiteFile.TooLargeToReadBack.megabytes

@@ -6,11 +6,11 @@ extension SyncEngine {
     private struct SuiteWrites {
         let suite: any DefaultsSuite
         let journal: SyncJournal
-        var writes: [SyncedWrite] = []
+        var writes: [ConditionalWrite] = []
 
         /// Adds a write; a key written twice in one batch (its record and its former name's) is
         /// written once, with the value decided last.
-        mutating func add(_ write: SyncedWrite) {
+        mutating func add(_ write: ConditionalWrite) {
             if let index = writes.firstIndex(where: { $0.key == write.key }) {
                 writes[index].value = write.value
             } else {
@@ -33,7 +33,7 @@ extension SyncEngine {
     /// Decided and entered in the journals under the lock; the journals are made durable, then
     /// the values are written with the origin ``SuiteChange/Origin/sync``, without the lock, so
     /// that observers may block on threads that write other synced keys. A key written locally
-    /// meanwhile keeps that newer value (``SyncedWrite/expected``).
+    /// meanwhile keeps that newer value (``ConditionalWrite/expected``).
     ///
     /// A record is decoded once, and encoded once for its digest as this library encodes it;
     /// the value the key holds is encoded once, for its digest.
@@ -103,7 +103,7 @@ extension SyncEngine {
                         findings.recording.notes.append(
                             "remote change of \"\(record.key)\"\(into) at \(record.timestamp)")
                         batches[id, default: SuiteWrites(suite: synced.suite, journal: synced.journal)].add(
-                            SyncedWrite(key: name, expected: expected, value: value))
+                            ConditionalWrite(key: name, expected: expected, value: value))
                     }
                 }
             }
@@ -120,7 +120,7 @@ extension SyncEngine {
             try? batch.journal.flush()
         }
         for batch in batches {
-            _ = batch.suite.applySyncedWrites(batch.writes)
+            _ = batch.suite.applyConditionally(batch.writes, origin: .sync)
             withState { $0.suites[ObjectIdentifier(batch.suite)]?.applying = [] }
         }
     }

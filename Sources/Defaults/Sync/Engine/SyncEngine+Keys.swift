@@ -44,7 +44,9 @@ extension SyncEngine {
             return unbound
         }
         for synced in unbound {
-            (synced.suite as? any StoreBackedSuite)?.store.beforePersisting.withLock { $0 = nil }
+            if let listener = synced.persistListener {
+                (synced.suite as? any StoreBackedSuite)?.store.removePersistListener(listener)
+            }
             synced.suite.changes.removeObserver(synced.token)
         }
     }
@@ -123,12 +125,18 @@ extension SyncEngine {
             state.suites[id]?.addFormerNames(of: migration)
             return true
         }
-        if isFirst {
-            (suite as? any StoreBackedSuite)?.store.beforePersisting.withLock { listener in
-                listener = { [unowned self] keys in self.suiteWillWrite(suite, keys: keys) }
-            }
-        } else {
+        guard isFirst else {
             suite.changes.removeObserver(token)  // another thread bound it meanwhile
+            return
+        }
+        guard let store = (suite as? any StoreBackedSuite)?.store else { return }
+        let listener = store.addPersistListener { [unowned self] keys in self.suiteWillWrite(suite, keys: keys) }
+        let isStillBound = withState { state in
+            state.suites[id]?.persistListener = listener
+            return state.suites[id] != nil
+        }
+        if !isStillBound {
+            store.removePersistListener(listener)  // its keys stopped syncing meanwhile
         }
     }
 }

@@ -2,12 +2,14 @@ import DefaultsPropertyList
 import Foundation
 
 /// A suite of synced keys, bound to the engine: its journal, the engine's observer of its changes
-/// and the names it syncs. One per suite, however many of its keys sync; the engine's persist
-/// listener on the suite's store is set with it and cleared when its last key stops syncing.
+/// and persist listener, and the names it syncs. One per suite, however many of its keys sync;
+/// unbound when its last key stops syncing.
 struct SyncedSuite {
     let suite: any DefaultsSuite
     let journal: SyncJournal
     let token: SuiteChangeCenter.Token
+    /// The engine's persist listener on the suite's store, for a suite of this library.
+    var persistListener: Int?
     var names: Set<String>
     /// The former names of the synced keys (`migrating:`), each with the migration of the key
     /// that lists it: another version of the program syncs the key under that name, and its

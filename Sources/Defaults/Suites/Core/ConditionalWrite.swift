@@ -1,10 +1,11 @@
 import DefaultsPropertyList
 
-/// A value another machine wrote, to store where the key still holds what the sync engine saw
-/// when it decided to apply it: a local write made since is newer, and is kept.
-package struct SyncedWrite: Sendable {
+/// A value to store where the key still holds the value its writer decided on: a write made
+/// since is newer, and is kept. Values from another machine arrive so (the sync engine decides
+/// without the suite's lock), and so are values a persisting write could not store put back.
+package struct ConditionalWrite: Sendable {
     var key: String
-    /// The persistent value the engine compared; the write is skipped if the key holds another.
+    /// The persistent value the writer saw; the write is skipped if the key holds another.
     var expected: PropertyListValue?
     /// The value to store; `nil` removes it.
     var value: PropertyListValue?
@@ -12,12 +13,12 @@ package struct SyncedWrite: Sendable {
 
 extension DefaultsSuite {
     /// Stores each write whose key still holds its `expected` value, posts the keys whose read
-    /// value changed with the origin ``SuiteChange/Origin/sync``, and returns the keys it stored.
-    /// A suite of this library applies them as one edit (``SuiteEdit/synced(_:)``); a suite of the
+    /// value changed with `origin`, and returns the keys it stored. A suite of this library
+    /// applies them as one edit (``SuiteEdit/conditional(_:origin:)``); a suite of the
     /// application's own is checked and then written, without its lock between the two.
-    func applySyncedWrites(_ writes: [SyncedWrite]) -> Set<String> {
+    func applyConditionally(_ writes: [ConditionalWrite], origin: SuiteChange.Origin) -> Set<String> {
         if let suite = self as? any StoreBackedSuite {
-            return suite.edit(.synced(writes)).stored
+            return suite.edit(.conditional(writes, origin: origin)).stored
         }
         let persistent = persistentStoredValues()
         let applied = writes.filter { persistent[$0.key] == $0.expected }
@@ -31,7 +32,7 @@ extension DefaultsSuite {
             }
         }
         let changed = old.keys.filter { (old[$0] ?? nil) != storedValue(forKey: $0) }
-        changes.post(SuiteChange(keys: Set(changed), origin: .sync))
+        changes.post(SuiteChange(keys: Set(changed), origin: origin))
         return Set(applied.map(\.key))
     }
 }
