@@ -30,12 +30,7 @@ extension Defaults.iCloud {
         guard case .values(let values, _) = file.read(),
             let entry = SyncJournal.Contents(values).entry(forKey: key)
         else { return nil }
-        let digest: String?
-        do {
-            digest = SyncValue.digest(try SyncValue.encode(storedValue, key: key))
-        } catch {
-            digest = nil  // a value that cannot be synced is no recorded version
-        }
+        let digest = SyncValue.digest(of: storedValue, likeRecorded: entry.digest)
         return SyncedValueRecord(
             writtenAt: entry.timestamp.wallTime > 0
                 ? Date(timeIntervalSince1970: Double(entry.timestamp.wallTime) / 1000) : nil,

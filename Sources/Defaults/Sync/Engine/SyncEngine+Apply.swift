@@ -35,8 +35,8 @@ extension SyncEngine {
     /// that observers may block on threads that write other synced keys. A key written locally
     /// meanwhile keeps that newer value (``ConditionalWrite/expected``).
     ///
-    /// A record is decoded once, and encoded once for its digest as this library encodes it;
-    /// the value the key holds is encoded once, for its digest.
+    /// A record is decoded once and never encoded: values are compared by digests of the values
+    /// themselves (``SyncValue/digest(of:)``).
     func apply(_ records: [SyncRecord]) {
         guard !records.isEmpty else { return }
         reloadJournals(of: nil)
@@ -59,7 +59,7 @@ extension SyncEngine {
                     findings.recording.problems.append("\(error)")
                     continue
                 }
-                let recordDigest = SyncValue.digest(try? SyncValue.encode(decoded, key: record.key))
+                let recordDigest = SyncValue.digest(of: decoded)
                 for (id, target) in targets {
                     guard let synced = state.suites[id] else { continue }
                     let name = target.name
@@ -71,30 +71,33 @@ extension SyncEngine {
                         persistent[id] = synced.suite.persistentStoredValues()
                     }
                     let expected = persistent[id]?[name]
-                    // A local value that cannot be encoded (over the size limit) is never pushed:
-                    // the remote one replaces it.
-                    let held = try? synced.held(name, in: persistent[id])
-                    let local =
-                        held.map {
-                            SyncRules.local(digest: $0.digest, entry: entry, isFirstLook: false, isOwnWrite: false)
-                        } ?? .known
-                    let heldDigest = held?.digest ?? SyncValue.absentDigest
-                    switch SyncRules.remote(
+                    let local = SyncRules.local(
+                        digest: SyncValue.digest(of: expected, likeRecorded: entry?.digest), entry: entry,
+                        isFirstLook: false, isOwnWrite: false)
+                    let heldDigest = SyncValue.digest(of: expected)
+                    var verdict = SyncRules.remote(
                         record.timestamp, incoming, entry: entry, local: local, heldDigest: heldDigest)
-                    {
-                    case .notNewer:
+                    if case .keepLocal = verdict {
+                        // Stamped after the record: the local change is the newer one.
+                        state.clock.receive(record.timestamp)
+                        do {
+                            try recordPending(name, held: expected, replacing: entry, in: id, &state)
+                            findings.recording.hasChanges = true
+                            findings.recording.notes.append("local change of \"\(name)\" kept over a remote one")
+                        } catch {
+                            // One that cannot be pushed (over the size limit) gives way to the remote value.
+                            findings.recording.problems.append("\(error)")
+                            verdict = SyncRules.remote(
+                                record.timestamp, incoming, entry: entry, local: .known, heldDigest: heldDigest)
+                        }
+                    }
+                    switch verdict {
+                    case .notNewer, .keepLocal:
                         continue
                     case .keepAside(let reason):
                         if let problem = keepAside(record, in: synced.suite, because: reason, &state) {
                             findings.unreadable.append((synced.suite, problem))
                         }
-                    case .keepLocal:
-                        // Stamped after the record: the local change is the newer one.
-                        guard let held else { continue }
-                        state.clock.receive(record.timestamp)
-                        recordPending(name, held: held, replacing: entry, in: id, &state)
-                        findings.recording.hasChanges = true
-                        findings.recording.notes.append("local change of \"\(name)\" kept over a remote one")
                     case .apply(let newEntry):
                         state.clock.receive(record.timestamp)
                         synced.journal.setEntry(newEntry, forKey: name)
@@ -140,7 +143,7 @@ extension SyncEngine {
                 return (nil, .unreadable(reason: reason))
             }
             value = converted
-            digest = SyncValue.digest(try? SyncValue.encode(converted, key: target.name))
+            digest = SyncValue.digest(of: converted)
         }
         if let value, let declaration = Defaults.KeyRegistry.declarationRejecting(value, named: target.name, in: suite)
         {

@@ -19,32 +19,43 @@ extension SyncEngine {
         isOwnWrite: Bool = false, persistent: [String: PropertyListValue]? = nil, into recording: inout LocalRecording
     ) {
         guard let synced = state.suites[id] else { return }
-        let held: (data: Data?, digest: String)
-        do {
-            held = try synced.held(name, in: persistent)
-        } catch {
-            state.session.lastError = "\(error)"
-            recording.problems.append("\(error)")
-            return
-        }
+        let held = synced.held(name, in: persistent)
         let entry = synced.journal.entry(forKey: name)
-        let local = SyncRules.local(digest: held.digest, entry: entry, isFirstLook: isFirstLook, isOwnWrite: isOwnWrite)
-        guard case .changed(let isFoundBeforeSyncing) = local else { return }
-        recordPending(name, held: held, replacing: entry, isFoundBeforeSyncing: isFoundBeforeSyncing, in: id, &state)
-        recording.hasChanges = true
-        recording.notes.append("local change of \"\(name)\"")
+        let digest = SyncValue.digest(of: held, likeRecorded: entry?.digest)
+        switch SyncRules.local(digest: digest, entry: entry, isFirstLook: isFirstLook, isOwnWrite: isOwnWrite) {
+        case .known:
+            if var entry, entry.digest != SyncValue.digest(of: held) {
+                entry.digest = SyncValue.digest(of: held)  // recorded by an earlier version: now of the value
+                synced.journal.setEntry(entry, forKey: name)
+            }
+        case .notYetWritten, .neverStored:
+            break
+        case .changed(let isFoundBeforeSyncing):
+            do {
+                try recordPending(
+                    name, held: held, replacing: entry, isFoundBeforeSyncing: isFoundBeforeSyncing, in: id, &state)
+                recording.hasChanges = true
+                recording.notes.append("local change of \"\(name)\"")
+            } catch {
+                state.session.lastError = "\(error)"
+                recording.problems.append("\(error)")
+            }
+        }
     }
 
-    /// Records `held` as the pending change of `name`, and keeps its encoding for the push.
+    /// Records `held` as the pending change of `name`, encoded as it is pushed; throws, recording
+    /// nothing, when it cannot be (over the size limit, say).
     func recordPending(
-        _ name: String, held: (data: Data?, digest: String), replacing entry: SyncJournal.Entry?,
+        _ name: String, held: PropertyListValue?, replacing entry: SyncJournal.Entry?,
         isFoundBeforeSyncing: Bool = false, in id: ObjectIdentifier, _ state: inout State
-    ) {
+    ) throws(SyncValue.Problem) {
         guard let synced = state.suites[id] else { return }
+        let data = try SyncValue.encode(held, key: name)
+        let digest = SyncValue.digest(of: held)
         let pending = SyncRules.pendingEntry(
-            digest: held.digest, replacing: entry, isFoundBeforeSyncing: isFoundBeforeSyncing, clock: state.clock)
+            digest: digest, replacing: entry, isFoundBeforeSyncing: isFoundBeforeSyncing, clock: state.clock)
         synced.journal.setEntry(pending, forKey: name)
-        state.suites[id]?.encoded[name] = held
+        state.suites[id]?.encoded[name] = (data, digest)
     }
 
     /// Logs what recording found and queues a push when there is one; with no lock held.

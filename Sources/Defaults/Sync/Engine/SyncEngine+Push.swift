@@ -24,8 +24,10 @@ extension SyncEngine {
                         data = encoded.data
                     } else {
                         persistent = persistent ?? synced.suite.persistentStoredValues()
-                        guard let held = try? synced.held(name, in: persistent) else { continue }
-                        data = held.data
+                        guard let encoded = try? SyncValue.encode(synced.held(name, in: persistent), key: name) else {
+                            continue
+                        }
+                        data = encoded
                     }
                     if let existing = byName[name], existing.timestamp >= entry.timestamp { continue }
                     byName[name] = SyncRecord(key: name, value: data, timestamp: entry.timestamp)

@@ -50,13 +50,9 @@ struct SyncedSuite {
         formerNames = formerNames.filter { $0.value.name != name }
     }
 
-    /// The value `name` holds here, as sync sees it (its stored value, never a default or what the
-    /// administrator enforces), encoded as it is pushed, with its digest; `persistent` is the
-    /// suite's stored values when already read.
-    func held(
-        _ name: String, in persistent: [String: PropertyListValue]? = nil
-    ) throws(SyncValue.Problem) -> (data: Data?, digest: String) {
-        let data = try SyncValue.encode((persistent ?? suite.persistentStoredValues())[name], key: name)
-        return (data, SyncValue.digest(data))
+    /// The value `name` holds here, as sync sees it: its stored value, never a default or what the
+    /// administrator enforces; `persistent` is the suite's stored values when already read.
+    func held(_ name: String, in persistent: [String: PropertyListValue]? = nil) -> PropertyListValue? {
+        (persistent ?? suite.persistentStoredValues())[name]
     }
 }
