@@ -104,10 +104,11 @@ enum SyncRules {
 
     // MARK: Pushing
 
-    /// Whether the change `entry` records is pushed: pending, and not the version the store
-    /// refused (set aside until the key's value changes).
-    static func isPushed(_ entry: SyncJournal.Entry?, refused: SyncTimestamp?) -> Bool {
-        guard let entry, entry.isPending else { return false }
+    /// Whether the change `entry` records is pushed now: pending, not the version the store
+    /// refused (set aside until the key's value changes), and not of a key the administrator
+    /// manages here (the value beneath what is enforced waits, pending, until it stops).
+    static func isPushed(_ entry: SyncJournal.Entry?, refused: SyncTimestamp?, isManaged: Bool = false) -> Bool {
+        guard let entry, entry.isPending, !isManaged else { return false }
         return refused != entry.timestamp
     }
 

@@ -206,11 +206,13 @@ import Testing
 
     // MARK: Pushing
 
-    @Test func aChangeIsPushedWhilePendingAndNotRefusedAtItsVersion() {
+    @Test func aChangeIsPushedWhilePendingNotRefusedAtItsVersionAndNotManaged() {
         for entry in Self.entries {
             for refused in [nil, Self.old, Self.now] {
-                let expected = entry?.isPending == true && refused != entry?.timestamp
-                #expect(SyncRules.isPushed(entry, refused: refused) == expected)
+                for isManaged in [false, true] {
+                    let expected = entry?.isPending == true && refused != entry?.timestamp && !isManaged
+                    #expect(SyncRules.isPushed(entry, refused: refused, isManaged: isManaged) == expected)
+                }
             }
         }
     }

@@ -67,6 +67,7 @@ extension SyncEngine {
         for key in keys {
             watch(key)
         }
+        bindSuitesWithPendingChanges()
         let task = Task.detached { [unowned self] in
             await store.run { event in
                 self.enqueue(.event(event, generation: generation))
@@ -102,8 +103,30 @@ extension SyncEngine {
         finish(recording)
     }
 
-    /// Binds `suite`: its journal, the engine's observer and its persist listener.
-    private func bind(_ suite: any DefaultsSuite, for name: String, migration: KeyMigration?) {
+    /// Binds the suites of the default directory whose journals hold changes not pushed yet
+    /// (made offline, or before a crash) and none of whose keys is declared yet: those changes
+    /// are pushed at the first connection, whether or not the program touches their keys in this
+    /// run. Each suite is the one open in this process (the standard suite among them), or opened.
+    private func bindSuitesWithPendingChanges() {
+        let directory = FileSuite.defaultDirectory
+        for summary in Defaults.iCloud.journalSummaries(in: directory) where summary.pendingChanges > 0 {
+            let fileURL = directory.appendingPathComponent(summary.suite + ".plist", isDirectory: false)
+            let isBound = withState { state in
+                state.suites.values.contains { ($0.suite as? any StoreBackedSuite)?.store.fileURL == fileURL }
+            }
+            guard !isBound else { continue }
+            let open = SuiteRegistry.all.first { ($0 as? any StoreBackedSuite)?.store.fileURL == fileURL }
+            let suite =
+                open
+                ?? (fileURL == FileSuite.fileURL(forName: Defaults.standardSuiteName)
+                    ? FileSuite.standard : FileSuite(fileURL: fileURL))
+            bind(suite, for: nil, migration: nil)
+        }
+    }
+
+    /// Binds `suite`: its journal, the engine's observer and its persist listener; it syncs
+    /// `name` and the keys its journal holds pending changes of.
+    private func bind(_ suite: any DefaultsSuite, for name: String?, migration: KeyMigration?) {
         let id = ObjectIdentifier(suite)
         // Outside the lock: the first observer of a suite makes it read its file, which posts
         // what changed meanwhile to this very observer.
@@ -111,13 +134,13 @@ extension SyncEngine {
         // Changes the journal holds unpushed (made before a crash, or offline) are of synced keys,
         // declared or not yet in this run: they are pushed now, not when (or if) their keys are
         // declared again.
-        let names = Set(journal.pendingKeys).union([name])
+        let names = Set(journal.pendingKeys).union(name.map { [$0] } ?? [])
         let token = suite.changes.addObserver { [unowned self] change in
             self.suiteChanged(suite, change)
         }
         let isFirst = withState { state -> Bool in
             if state.suites[id] != nil {
-                state.suites[id]?.names.insert(name)
+                state.suites[id]?.names.formUnion(names)
                 state.suites[id]?.addFormerNames(of: migration)
                 return false
             }

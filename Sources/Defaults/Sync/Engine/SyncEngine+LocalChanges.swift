@@ -82,6 +82,10 @@ extension SyncEngine {
             reloadJournals(of: [ObjectIdentifier(suite)])
         }
         finish(recordLocalChanges(of: suite, among: change.keys, isOwnWrite: isOwnWrite))
+        if !isOwnWrite {
+            // A key the administrator stopped managing may have a change waiting to be pushed.
+            enqueue(.push)
+        }
     }
 
     /// The engine's persist listener: before a new version of a synced suite's file is written,

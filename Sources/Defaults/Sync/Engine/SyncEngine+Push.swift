@@ -15,7 +15,11 @@ extension SyncEngine {
                 var persistent: [String: PropertyListValue]?
                 for name in synced.names {
                     let entry = synced.journal.entry(forKey: name)
-                    guard SyncRules.isPushed(entry, refused: state.session.refused[name]?.timestamp), let entry else {
+                    guard
+                        SyncRules.isPushed(
+                            entry, refused: state.session.refused[name]?.timestamp, isManaged: synced.isManaged(name)),
+                        let entry
+                    else {
                         continue
                     }
                     // `nil` data is a removal; a value that grew too large since is left out.

@@ -4,12 +4,15 @@ extension SyncEngine {
     // MARK: Waiting and status
 
     /// The timestamps of the changes not on the store yet, less those it refused (set aside until
-    /// they change).
+    /// they change) and those of keys the administrator manages here (kept until it stops).
     private static func pendingTimestamps(_ state: State) -> [SyncTimestamp] {
         state.suites.values.flatMap { synced in
             synced.names.compactMap { name -> SyncTimestamp? in
                 let entry = synced.journal.entry(forKey: name)
-                guard SyncRules.isPushed(entry, refused: state.session.refused[name]?.timestamp) else { return nil }
+                guard
+                    SyncRules.isPushed(
+                        entry, refused: state.session.refused[name]?.timestamp, isManaged: synced.isManaged(name))
+                else { return nil }
                 return entry?.timestamp
             }
         }

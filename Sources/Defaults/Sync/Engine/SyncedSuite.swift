@@ -50,6 +50,12 @@ struct SyncedSuite {
         formerNames = formerNames.filter { $0.value.name != name }
     }
 
+    /// Whether the administrator enforces `name` here: its value is then neither pushed from
+    /// here nor replaced by a remote one (which is stored beneath, for when it stops).
+    func isManaged(_ name: String) -> Bool {
+        (suite as? FileSuite)?.isManaged(name) ?? false
+    }
+
     /// The value `name` holds here, as sync sees it: its stored value, never a default or what the
     /// administrator enforces; `persistent` is the suite's stored values when already read.
     func held(_ name: String, in persistent: [String: PropertyListValue]? = nil) -> PropertyListValue? {
