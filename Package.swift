@@ -33,6 +33,10 @@ let package = Package(
         .library(name: "DefaultsSyncClient", targets: ["DefaultsSyncClient"]),
         // The messages the sync service and its clients exchange, for the server's package.
         .library(name: "DefaultsSyncProtocol", targets: ["DefaultsSyncProtocol"]),
+        // The PostgreSQL layer `DefaultsPostgres` and the sync service share (tables, numbering,
+        // upsert, refusals, migrations, reconnection), for the server's package: it links this,
+        // not `DefaultsPostgres` and the engine.
+        .library(name: "DefaultsSyncSQL", targets: ["DefaultsSyncSQL"]),
         // An in-memory sync store and server, for applications' tests of their sync code.
         .library(name: "DefaultsSyncTesting", targets: ["DefaultsSyncTesting"]),
         // The schema of a domain's keys (Foundation only), for tools that read or write schemas.
@@ -120,6 +124,17 @@ let package = Package(
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The one SQL layer of both PostgreSQL backends: the values tables and their numbering,
+        // migrations, the upsert and which record wins, the queries, refused records, the
+        // database URL and the reconnection policy. No engine: the server links it alone.
+        .target(
+            name: "DefaultsSyncSQL",
+            dependencies: [
+                "DefaultsSyncProtocol",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
