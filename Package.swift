@@ -143,6 +143,8 @@ let package = Package(
             name: "DefaultsPostgres",
             dependencies: [
                 "Defaults",
+                "DefaultsSyncProtocol",
+                "DefaultsSyncSQL",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -210,7 +212,7 @@ let package = Package(
             name: "DefaultsPostgresTests",
             dependencies: [
                 "Defaults", "DefaultsPostgres", "DefaultsSyncEncryption", "DefaultsSyncTestHelper",
-                "DefaultsSyncCommand",
+                "DefaultsSyncCommand", "DefaultsSyncProtocol", "DefaultsSyncSQL",
                 "TestSupport",
             ]
         ),
