@@ -33,6 +33,10 @@ let package = Package(
         .library(name: "DefaultsSyncClient", targets: ["DefaultsSyncClient"]),
         // The messages the sync service and its clients exchange, for the server's package.
         .library(name: "DefaultsSyncProtocol", targets: ["DefaultsSyncProtocol"]),
+        // The PostgreSQL layer `DefaultsPostgres` and the sync service share (tables, numbering,
+        // upsert, refusals, migrations, reconnection), for the server's package: it links this,
+        // not `DefaultsPostgres` and the engine.
+        .library(name: "DefaultsSyncSQL", targets: ["DefaultsSyncSQL"]),
         // An in-memory sync store and server, for applications' tests of their sync code.
         .library(name: "DefaultsSyncTesting", targets: ["DefaultsSyncTesting"]),
         // The schema of a domain's keys (Foundation only), for tools that read or write schemas.
@@ -123,11 +127,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The one SQL layer of both PostgreSQL backends: the values tables and their numbering,
+        // migrations, the upsert and which record wins, the queries, refused records, the
+        // database URL and the reconnection policy. No engine: the server links it alone.
+        .target(
+            name: "DefaultsSyncSQL",
+            dependencies: [
+                "DefaultsSyncProtocol",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The PostgreSQL sync store for `Defaults.iCloud`.
         .target(
             name: "DefaultsPostgres",
             dependencies: [
                 "Defaults",
+                "DefaultsSyncProtocol",
+                "DefaultsSyncSQL",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -195,7 +212,7 @@ let package = Package(
             name: "DefaultsPostgresTests",
             dependencies: [
                 "Defaults", "DefaultsPostgres", "DefaultsSyncEncryption", "DefaultsSyncTestHelper",
-                "DefaultsSyncCommand",
+                "DefaultsSyncCommand", "DefaultsSyncProtocol", "DefaultsSyncSQL",
                 "TestSupport",
             ]
         ),

@@ -39,7 +39,8 @@ let package = Package(
             name: "DefaultsSyncServer",
             dependencies: [
                 .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
-                .product(name: "DefaultsPostgres", package: "swift-defaults"),
+                // The SQL it shares with `PostgresSyncStore`, without `DefaultsPostgres` and the engine.
+                .product(name: "DefaultsSyncSQL", package: "swift-defaults"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -1,5 +1,6 @@
 import Defaults
 import DefaultsPropertyList
+import DefaultsSchema
 import Foundation
 
 /// The administrator's layers of a named domain (`<dir>/<name>.plist` and
@@ -29,26 +30,39 @@ enum DomainAdministration {
         return FileSuite.resolvedValues(suiteName: name, user: values)
     }
 
-    /// Refuses a write of `key` when the administrator enforces its value, naming the managed file:
-    /// the write would be stored and never read.
-    static func refuseWrite(of key: String, in domain: Domain) throws(CommandFailure) {
-        guard let managed = files(forKey: key, in: domain).managed else { return }
-        throw CommandFailure(
-            "The key \(key) of \(domain.displayName) is managed by the administrator in \(managed.path); "
-                + "it was not written")
+    /// The administrator's layers of `domain` as its program reads them: a value the key of its
+    /// name in `schema` does not read (of another type) is passed over, as the library passes
+    /// over a value the program's key cannot read, so it neither enforces nor defaults the key.
+    /// Without a schema, every value counts.
+    static func layers(of domain: Domain, schema: DomainSchema?) -> FileSuite.Administration {
+        guard case .named(let name) = domain else { return FileSuite.Administration() }
+        return FileSuite.Administration(suiteName: name) { key, value in
+            schema?.key(named: key)?.typeProblem(with: value) == nil
+        }
     }
 
-    /// Refuses to replace the whole domain with `values` when the administrator enforces some of
-    /// their keys, naming them and the managed files: those values would be stored and never read.
-    static func refuseReplacement(with values: [String: PropertyListValue], in domain: Domain) throws(CommandFailure) {
-        guard case .named(let name) = domain else { return }
-        let managed = FileSuite.managedFiles(suiteName: name)
-        let refused = values.keys.filter { managed[$0] != nil }.sorted()
-        guard !refused.isEmpty else { return }
-        let files = Set(refused.compactMap { managed[$0]?.path }).sorted()
-        throw CommandFailure(
-            "The \(refused.count == 1 ? "key" : "keys") \(refused.joined(separator: ", ")) of \(domain.displayName) "
-                + "\(refused.count == 1 ? "is" : "are") managed by the administrator in "
-                + "\(files.joined(separator: ", ")); nothing was written")
+    /// The failure of an edit of `domain` refused because it writes `keys`, which the
+    /// administrator enforces (the edit would be stored and never read), naming the managed files.
+    static func refusal(
+        writing keys: [String], of domain: Domain, in layers: FileSuite.Administration, editedKeyCount: Int
+    ) -> CommandFailure {
+        let keys = keys.sorted()
+        let files = Set(keys.compactMap { layers.managedFile(forKey: $0)?.path }).sorted()
+        let written = editedKeyCount == 1 ? "it was not written" : "nothing was written"
+        return CommandFailure(
+            "The \(keys.count == 1 ? "key" : "keys") \(keys.joined(separator: ", ")) of \(domain.displayName) "
+                + "\(keys.count == 1 ? "is" : "are") managed by the administrator in "
+                + "\(files.joined(separator: ", ")); \(written)")
+    }
+}
+
+extension KeySchema {
+    /// Why a program's key of this schema does not read `value` (`expected integer, found
+    /// string`), or `nil` when it does: the command's mirror of the library's rule, which passes
+    /// over an administrator's such value and reads the default in place of a user's.
+    func typeProblem(with value: PropertyListValue) -> String? {
+        guard let expected = type else { return nil }
+        let found = SchemaValue(value).storedType
+        return KeySchema.fits(found, expected) ? nil : "expected \(expected.rawValue), found \(found.rawValue)"
     }
 }

@@ -141,36 +141,57 @@ struct DomainStore {
 
     /// Changes `domain` with the file layer's one locked edit (``SuiteFile/edit(replacingDamaged:_:)``):
     /// holding the file's lock from the read to the write, `edit` looks at the current values (as
-    /// other processes left them) and changes them, and they are written, durably, before the
-    /// lock is released. Running applications see the new file as any other process's change.
-    /// When anything fails, nothing is written.
+    /// other processes left them) and says what to change; the changes are applied beneath the
+    /// administrator's layers by the library's one function, as a program's write would be, and
+    /// the values it leaves are written, durably, before the lock is released. Running
+    /// applications see the new file as any other process's change. When anything fails, nothing
+    /// is written.
     ///
     /// - Parameter replacingDamaged: For commands that replace the whole domain (`import`,
-    ///   `write domain '{…}'`, `delete domain`): a file that is not a property list does not stop
-    ///   them; it is moved aside to a `.corrupt-<time>` backup, which is reported on standard
-    ///   error. Otherwise such a file fails the command and is left where it is.
+    ///   `write domain '{…}'`): a file that is not a property list does not stop them; it is
+    ///   moved aside to a `.corrupt-<time>` backup, which is reported on standard error.
+    ///   Otherwise such a file fails the command and is left where it is.
+    /// - Throws: ``CommandFailure``, also when the edit writes a key the administrator enforces:
+    ///   the whole edit is refused (``SuiteEdit/ManagedKeys/refuseWholeEdit``), naming the
+    ///   managed file.
     func change(
         _ domain: Domain, replacingDamaged: Bool = false,
         _ edit: (inout DomainEdit) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
-        // Checked first, without the lock (whose file it would leave behind): a file that stops
-        // the edit is reported and the directory left exactly as it was.
-        if case .failure(let problem) = readResult(domain), !(replacingDamaged && problem.isDamaged) {
-            throw problem.failure
+        // A schema that cannot be read counts as none here; the commands that check values
+        // against it say so.
+        let schema = (try? SchemaCatalog.schema(of: domain))?.schema
+        let layers = DomainAdministration.layers(of: domain, schema: schema)
+        func applied(to values: [String: PropertyListValue]) throws(CommandFailure) -> [String: PropertyListValue] {
+            var changes = DomainEdit(values: values)
+            try edit(&changes)
+            let applied = layers.applying(changes.edits, to: values, managedKeys: .refuseWholeEdit)
+            guard applied.managed.isEmpty else {
+                throw DomainAdministration.refusal(
+                    writing: applied.managed, of: domain, in: layers, editedKeyCount: changes.editedKeyCount)
+            }
+            return applied.user
+        }
+        // Tried first without the lock (whose file it would leave behind): a file or an edit that
+        // stops the change is reported and the directory left exactly as it was.
+        switch readResult(domain) {
+        case .success(let values):
+            _ = try applied(to: values ?? [:])
+        case .failure(let problem):
+            guard replacingDamaged && problem.isDamaged else { throw problem.failure }
+            _ = try applied(to: [:])
         }
         let file = SuiteFile(url: domain.fileURL(in: directory))
         var failure: CommandFailure?
         let done: SuiteFile.Edit
         do {
             done = try file.edit(replacingDamaged: replacingDamaged) { values in
-                var changes = DomainEdit(values: values)
                 do throws(CommandFailure) {
-                    try edit(&changes)
+                    values = try applied(to: values)
                 } catch {
                     failure = error
                     throw error
                 }
-                values = changes.values
             }
         } catch {
             if let failure {
@@ -215,21 +236,58 @@ struct DomainStore {
     }
 }
 
-/// The changes a command makes to a domain, made on a copy of its values read under the lock.
+/// The changes a command makes to a domain: what it asks of the library's one function that
+/// changes a suite's domains (``SuiteEdit``), with the values as they would then be, for the
+/// command to look at as it goes.
 struct DomainEdit {
     /// The domain's values, with the changes so far made.
     private(set) var values: [String: PropertyListValue]
+    /// The changes so far, in order.
+    private(set) var edits: [SuiteEdit] = []
+    /// How many keys the changes name (a replacement names every key it writes).
+    private(set) var editedKeyCount = 0
+
+    init(values: [String: PropertyListValue]) {
+        self.values = values
+    }
 
     mutating func set(_ value: PropertyListValue, forKey key: String) {
-        values[key] = value
+        write(value, forKey: key)
     }
 
     mutating func remove(_ key: String) {
-        values[key] = nil
+        write(nil, forKey: key)
     }
 
-    /// Replaces every value of the domain with `newValues`.
+    private mutating func write(_ value: PropertyListValue?, forKey key: String) {
+        values[key] = value
+        editedKeyCount += 1
+        // Consecutive writes are one edit, as a program's `setValues`.
+        if case .setValues(var writes)? = edits.last {
+            writes.append((key, value))
+            edits[edits.count - 1] = .setValues(writes)
+        } else {
+            edits.append(.setValues([(key, value)]))
+        }
+    }
+
+    /// Replaces every value of the domain with `newValues`: the library's `removeAll`, then its
+    /// `setValues`, so that a value the user's file held under a key the administrator enforces
+    /// may go, and no value may be written under one.
     mutating func replaceAll(with newValues: [String: PropertyListValue]) {
         values = newValues
+        editedKeyCount = newValues.count
+        edits = [.removeAll, .setValues(newValues.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })]
+    }
+
+    /// Moves the value of `formerName` to `key`, where `key` holds none: a migration's move,
+    /// which the administrator's rule does not stop (a program's migration moves the user's
+    /// value beneath what is enforced, too).
+    mutating func move(_ formerName: String, to key: String) {
+        guard let value = values[formerName], values[key] == nil else { return }
+        values[formerName] = nil
+        values[key] = value
+        editedKeyCount += 2
+        edits.append(.migrated([KeyMove(renaming: formerName, to: key, value: value)]))
     }
 }

@@ -71,9 +71,7 @@ struct FormerNameMoves: Equatable {
     /// Makes the moves in `edit`.
     func apply(to edit: inout DomainEdit) {
         for move in moves {
-            guard let value = edit.values[move.formerName], edit.values[move.key] == nil else { continue }
-            edit.set(value, forKey: move.key)
-            edit.remove(move.formerName)
+            edit.move(move.formerName, to: move.key)
         }
     }
 

@@ -1,3 +1,4 @@
+import DefaultsSyncSQL
 import Foundation
 import PostgresNIO
 
@@ -21,6 +22,16 @@ public struct PostgresSyncError: Error, CustomStringConvertible, Sendable, Equat
     init(_ error: any Error, endpoint: String) {
         if let error = error as? PostgresSyncError {
             self = error  // already names the server
+            return
+        }
+        if let error = error as? SyncSQLError {
+            self.init("\(endpoint): \(error.description)")
+            return
+        }
+        if let transaction = error as? PostgresTransactionError,
+            let cause = transaction.beginError ?? transaction.closureError ?? transaction.commitError
+        {
+            self.init(cause, endpoint: endpoint)
             return
         }
         guard let error = error as? PSQLError else {

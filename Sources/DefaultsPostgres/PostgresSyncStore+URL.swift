@@ -1,13 +1,24 @@
+import DefaultsSyncSQL
 import Foundation
 import PostgresNIO
 
 extension PostgresSyncStore {
-    /// Reads a connection URL, `postgres://user:password@host:port/database?sslmode=...`: see
-    /// ``PostgresURL`` for TLS (`sslmode`) and Unix sockets.
+    /// Reads a connection URL, `postgres://user:password@host:port/database?sslmode=...`.
+    ///
+    /// - `postgresql://` works too; the port defaults to 5432 and the database to the user's name.
+    /// - User and password are percent-decoded; without a password, none is sent.
+    /// - `sslmode`: `disable`; `prefer` (the default, as in libpq: TLS when the server offers it);
+    ///   `require` (TLS, certificate not checked); `verify-full` (TLS, certificate and host checked,
+    ///   against `sslrootcert=<file>` when given, else the system's roots).
+    /// - `host=/directory` in the query connects through the Unix socket in that directory.
     ///
     /// - Throws: ``PostgresSyncError`` naming what is wrong; its description never holds the password.
     public static func configuration(url: String) throws -> PostgresConnection.Configuration {
-        try PostgresURL(url).connectionConfiguration()
+        do {
+            return try PostgresURL(url).connectionConfiguration()
+        } catch let error as SyncSQLError {
+            throw PostgresSyncError(error.description)
+        }
     }
 
     /// `host:port/database` or the socket path, for messages: never the password.

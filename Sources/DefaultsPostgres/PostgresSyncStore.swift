@@ -1,4 +1,6 @@
 import Defaults
+import DefaultsSyncProtocol
+import DefaultsSyncSQL
 import Foundation
 import Logging
 import PostgresNIO
@@ -14,7 +16,8 @@ import Synchronization
 /// Defaults.iCloud.use(try PostgresSyncStore(url: "postgres://user@host:5432/db", namespace: "com.example.app"))
 /// ```
 ///
-/// - Creates and migrates its tables itself (`defaults_sync_schema`, `defaults_sync_values`).
+/// - Creates and migrates its tables itself (`defaults_sync_schema`, `defaults_sync_values`), with
+///   the SQL it shares with the sync service (`DefaultsSyncSQL`).
 /// - Learns of other machines' changes by `LISTEN`/`NOTIFY`. After the first connection the
 ///   library compares every record's timestamp (one query); after a reconnection the store fetches
 ///   only the changes numbered after the last it reported. Reconnects with exponential back-off.
@@ -40,14 +43,16 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     /// The server (`host:port/database`), without credentials.
     public let endpoint: String
     let logger: Logger
-    private let reconnectDelays: ClosedRange<Duration>
+    private let reconnection: ReconnectionPolicy
+    /// This namespace's rows, and the statements run on them.
+    private let rows: SyncRows
     /// The session's two connections: one listens (and fetches what its notifications
     /// announce); the other pushes and answers the catch-up, so that a push never runs a
     /// transaction on the listening connection.
     private let connections = Mutex<(listener: PostgresConnection, worker: PostgresConnection)?>(nil)
     /// The namespace's sequence number up to which every change was reported or was there when
     /// the store first listened (and so before the library's first catch-up). Changes number in
-    /// commit order (``PostgresSyncSchema``), so the changes after it are all that was missed.
+    /// commit order (`SyncSchema.store`), so the changes after it are all that was missed.
     private let position = Mutex<Int64?>(nil)
     static let connectionIDs = Atomic<Int>(0)
 
@@ -67,7 +72,7 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     ///   - configuration: Where and how to connect: host, port, user, password, database and TLS.
     ///   - namespace: Keeps applications apart in one database, for example a bundle identifier.
     ///   - reconnectDelays: The first and the longest wait before reconnecting; each failed attempt
-    ///     doubles the wait.
+    ///     doubles the wait, and each wait is jittered (`ReconnectionPolicy`).
     ///   - responseTimeout: How long the server may take to answer one call before the connection
     ///     is given up and made again.
     ///   - livenessCheckInterval: How often an idle connection checks that the server still answers
@@ -89,7 +94,8 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         }
         self.configuration = configuration
         self.namespace = namespace
-        self.reconnectDelays = reconnectDelays
+        reconnection = ReconnectionPolicy(delays: reconnectDelays)
+        rows = SyncTable.store.rows(of: [namespace])
         self.responseTimeout = responseTimeout
         self.livenessCheckInterval = livenessCheckInterval
         endpoint = Self.endpoint(of: configuration)
@@ -102,20 +108,11 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     // MARK: Connection
 
     public func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async {
-        var delay = reconnectDelays.lowerBound
-        while !Task.isCancelled {
-            do {
-                try await runConnection(reporting: report) {
-                    delay = self.reconnectDelays.lowerBound
-                }
-            } catch {
-                guard !Task.isCancelled else { break }
-                await report(.disconnected(PostgresSyncError(error, endpoint: endpoint)))
-            }
-            guard !Task.isCancelled else { break }
-            // Jitter, so that many machines losing one server do not all come back at once.
-            try? await Task.sleep(for: delay * Double.random(in: 0.8...1.2))
-            delay = min(delay * 2, reconnectDelays.upperBound)
+        // A connection that listened starts the back-off over.
+        await reconnection.run(until: Task.isCancelled) { connected in
+            try await runConnection(reporting: report, connected: connected)
+        } failed: { error in
+            await report(.disconnected(PostgresSyncError(error, endpoint: endpoint)))
         }
     }
 
@@ -123,14 +120,14 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     /// connection ends or stops answering.
     private func runConnection(
         reporting report: @escaping @Sendable (SyncEvent) async -> Void,
-        connected: () -> Void
+        connected: @escaping @Sendable () -> Void
     ) async throws {
         let listener = try await connect()
         var worker: PostgresConnection?
         do {
             let logger = logger
             try await answer(from: listener, "while migrating the schema") {
-                try await PostgresSyncSchema.migrator.migrate(listener, logger: logger)
+                try await SyncSchema.store.migrate(listener, logger: logger)
             }
             let tag = try await answer(from: listener, "to md5()") { try await self.namespaceTag(on: listener) }
             let pushes = try await connect()
@@ -180,13 +177,13 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         worker: PostgresConnection,
         tag: Substring,
         reporting report: @escaping @Sendable (SyncEvent) async -> Void,
-        connected: () -> Void
+        connected: @escaping @Sendable () -> Void
     ) async throws {
-        try await connection.listen(on: PostgresSyncSchema.channel) { notifications in
+        try await connection.listen(on: SyncSchema.storeChannel) { notifications in
             if self.position.withLock({ $0 }) == nil {
                 // Listening already: what commits from now on is announced.
                 let latest = try await answer(from: connection, "for the latest change") {
-                    try await self.latestNumber(on: connection)
+                    try await self.rows.latest(on: connection, logger: self.logger)
                 }
                 self.raisePosition(to: latest)
             }
@@ -201,11 +198,11 @@ public final class PostgresSyncStore: DefaultsSyncStore {
                     let since = self.position.withLock({ $0 }), seq > since
                 else { continue }
                 let changes = try await answer(from: connection, "for changed records") {
-                    try await self.changes(after: since, on: connection)
+                    try await self.rows.changes(after: since, on: connection, logger: self.logger)
                 }
-                if let last = changes.last {
-                    await report(.received(changes.map(\.record)))
-                    self.raisePosition(to: last.seq)
+                if let last = changes.last?.seq {
+                    await report(.received(changes.map(SyncRecord.init)))
+                    self.raisePosition(to: last)
                 }
             }
         }
@@ -238,14 +235,11 @@ public final class PostgresSyncStore: DefaultsSyncStore {
 
     public func timestamps() async throws -> [String: SyncTimestamp] {
         let connection = try current()
-        let (namespace, logger) = (namespace, logger)
+        let (rows, logger) = (rows, logger)
         return try await answer(from: connection, "for the catch-up", describingFailure: true) {
-            let rows = try await connection.query(
-                "SELECT key, clock_wall, clock_counter, clock_origin FROM defaults_sync_values WHERE namespace = \(namespace)",
-                logger: logger)
             var timestamps: [String: SyncTimestamp] = [:]
-            for try await (key, wall, counter, origin) in rows.decode((String, Int64, Int64, String).self) {
-                timestamps[key] = SyncTimestamp(wallTime: wall, counter: counter, origin: origin)
+            for stamp in try await rows.stamps(on: connection, logger: logger) {
+                timestamps[stamp.key] = SyncTimestamp(stamp)
             }
             return timestamps
         }
@@ -253,156 +247,74 @@ public final class PostgresSyncStore: DefaultsSyncStore {
 
     public func records(forKeys keys: [String]) async throws -> [SyncRecord] {
         let connection = try current()
-        // A name with a NUL is no text of PostgreSQL's, so no record holds it (and asking fails).
-        let names = keys.filter { !$0.utf8.contains(0) }
-        guard !names.isEmpty else { return [] }
-        let condition: PostgresQuery = "WHERE namespace = \(namespace) AND key = ANY(\(names))"
+        let (rows, logger) = (rows, logger)
         return try await answer(from: connection, "for the catch-up's records", describingFailure: true) {
-            try await self.fetch(condition, on: connection)
+            try await rows.records(forKeys: keys, on: connection, logger: logger).map(SyncRecord.init)
         }
     }
 
     public func changesSinceLastConnection() async throws -> [SyncRecord]? {
         let connection = try current()
         guard let since = position.withLock({ $0 }) else { return nil }
+        let (rows, logger) = (rows, logger)
         let (changes, latest) = try await answer(
             from: connection, "for the changes since the last connection", describingFailure: true
         ) {
-            (try await self.changes(after: since, on: connection), try await self.latestNumber(on: connection))
+            (
+                try await rows.changes(after: since, on: connection, logger: logger),
+                try await rows.latest(on: connection, logger: logger)
+            )
         }
         guard latest >= since else {
             // The numbers went back: a new or restored database. The library catches up in full.
             position.withLock { $0 = latest }
             return nil
         }
-        if let last = changes.last {
-            raisePosition(to: last.seq)
+        if let last = changes.last?.seq {
+            raisePosition(to: last)
         }
-        return changes.map(\.record)
+        return changes.map(SyncRecord.init)
     }
 
     private func raisePosition(to seq: Int64) {
         position.withLock { $0 = max($0 ?? seq, seq) }
     }
 
-    /// The namespace's highest sequence number, 0 when it holds no record.
-    private func latestNumber(on connection: PostgresConnection) async throws -> Int64 {
-        let rows = try await connection.query(
-            "SELECT coalesce(max(seq), 0) FROM defaults_sync_values WHERE namespace = \(namespace)", logger: logger)
-        for try await latest in rows.decode(Int64.self) {
-            return latest
-        }
-        return 0
-    }
-
-    /// This namespace's records changed after sequence number `seq`, in order, with their numbers.
-    private func changes(after seq: Int64, on connection: PostgresConnection) async throws -> [(
-        record: SyncRecord, seq: Int64
-    )] {
-        var changes: [(record: SyncRecord, seq: Int64)] = []
-        let rows = try await connection.query(
-            """
-            SELECT key, value, clock_wall, clock_counter, clock_origin, seq FROM defaults_sync_values
-            WHERE namespace = \(namespace) AND seq > \(seq) ORDER BY seq
-            """, logger: logger)
-        for try await (key, value, wall, counter, origin, seq) in rows.decode(
-            (String, Data?, Int64, Int64, String, Int64).self)
-        {
-            let timestamp = SyncTimestamp(wallTime: wall, counter: counter, origin: origin)
-            changes.append((SyncRecord(key: key, value: value, timestamp: timestamp), seq))
-        }
-        return changes
-    }
-
-    private func fetch(_ condition: PostgresQuery, on connection: PostgresConnection) async throws -> [SyncRecord] {
-        // A fixed column list before the caller's parameterized condition.
-        let query = PostgresQuery(
-            unsafeSQL: "SELECT key, value, clock_wall, clock_counter, clock_origin FROM defaults_sync_values "
-                + condition.sql,
-            binds: condition.binds)
-        var records: [SyncRecord] = []
-        let rows = try await connection.query(query, logger: logger)
-        for try await (key, value, wall, counter, origin) in rows.decode((String, Data?, Int64, Int64, String).self) {
-            records.append(
-                SyncRecord(
-                    key: key, value: value, timestamp: SyncTimestamp(wallTime: wall, counter: counter, origin: origin)))
-        }
-        return records
-    }
-
     public func push(_ records: [SyncRecord]) async throws {
         let connection = try current()
-        let namespace = namespace
-        let logger = logger
+        let (rows, logger) = (rows, logger)
         // Sorted by key: two machines pushing overlapping keys lock their rows in one order, and
         // never deadlock each other.
-        let sorted = records.sorted { $0.key < $1.key }
-        let storable = sorted.filter { !$0.key.utf8.contains(0) }
+        let sorted = records.sorted(by: { $0.key < $1.key }).map(WireRecord.init)
         var refused: [String: String] = [:]
-        for record in sorted where record.key.utf8.contains(0) {
-            refused[record.key] = "PostgreSQL's text cannot hold a NUL character"
+        for record in sorted {
+            refused[record.key] = RecordRefusal.reason(for: record)
         }
+        let storable = sorted.filter { refused[$0.key] == nil }
         do {
-            try await answer(from: connection, "to a push") {
-                try await Self.store(storable, namespace: namespace, on: connection, logger: logger)
-            }
-        } catch let error where Self.refusal(error) != nil {
-            // One record the server will never take fails the whole batch: store them one at a
-            // time, and set aside those it refuses.
-            for record in storable {
-                do {
-                    try await answer(from: connection, "to a push") {
-                        try await Self.store([record], namespace: namespace, on: connection, logger: logger)
+            // One record the server will never take fails the whole batch: it is then stored again
+            // with a savepoint around each record, setting aside those the server refuses.
+            let refusedByServer = try await RefusedByDatabase.retrying { savepoints in
+                try await answer(from: connection, "to a push") {
+                    try await connection.withTransaction(logger: logger) { connection in
+                        var refused: [String: String] = [:]
+                        for record in storable {
+                            do {
+                                _ = try await rows.store(record, savepoint: savepoints, on: connection, logger: logger)
+                            } catch let refusal as RefusedByDatabase where savepoints {
+                                refused[record.key] = refusal.description
+                            }
+                        }
+                        return refused
                     }
-                } catch let error {
-                    guard let reason = Self.refusal(error) else { throw PostgresSyncError(error, endpoint: endpoint) }
-                    refused[record.key] = reason
                 }
             }
+            refused.merge(refusedByServer) { first, _ in first }
         } catch {
             throw PostgresSyncError(error, endpoint: endpoint)
         }
         if !refused.isEmpty {
             throw SyncRecordsRefused(refused)
-        }
-    }
-
-    /// The server's reason when `error` refuses the data itself (SQLSTATE class 22, data
-    /// exception, such as an invalid byte sequence; class 54, a program limit such as an index
-    /// row's size): trying again would fail again. `nil` for any other error.
-    static func refusal(_ error: any Error) -> String? {
-        var error = error
-        if let transaction = error as? PostgresTransactionError,
-            let cause = transaction.closureError ?? transaction.commitError
-        {
-            error = cause
-        }
-        guard let info = (error as? PSQLError)?.serverInfo, let state = info[.sqlState],
-            state.hasPrefix("22") || state.hasPrefix("54")
-        else { return nil }
-        return "\(info[.message] ?? "refused by the server") (SQLSTATE \(state))"
-    }
-
-    private static func store(
-        _ records: [SyncRecord], namespace: String, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        try await connection.withTransaction(logger: logger) { connection in
-            for record in records {
-                // The row changes only for a later version: (wall, counter, origin) in byte order.
-                try await connection.query(
-                    """
-                    INSERT INTO defaults_sync_values AS stored (namespace, key, value, clock_wall, clock_counter, clock_origin)
-                    VALUES (\(namespace), \(record.key), \(record.value), \(record.timestamp.wallTime), \
-                    \(record.timestamp.counter), \(record.timestamp.origin))
-                    ON CONFLICT (namespace, key) DO UPDATE SET
-                        value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
-                        clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
-                        updated_at = now()
-                    WHERE (EXCLUDED.clock_wall, EXCLUDED.clock_counter, EXCLUDED.clock_origin)
-                        > (stored.clock_wall, stored.clock_counter, stored.clock_origin)
-                    """,
-                    logger: logger)
-            }
         }
     }
 
@@ -433,11 +345,11 @@ public final class PostgresSyncStore: DefaultsSyncStore {
 
     private func summary(on connection: PostgresConnection) async throws -> (records: Int, lastChange: Date?) {
         let exists = try await connection.query(
-            "SELECT to_regclass('defaults_sync_values') IS NOT NULL", logger: logger
+            "SELECT to_regclass(\(SyncTable.store.name)) IS NOT NULL", logger: logger
         ).decode(Bool.self).first { _ in true }
         guard exists == true else { return (0, nil) }
         let rows = try await connection.query(
-            "SELECT count(*), max(updated_at) FROM defaults_sync_values WHERE namespace = \(namespace)",
+            "SELECT count(*), max(updated_at) FROM \(unescaped: SyncTable.store.name) WHERE namespace = \(namespace)",
             logger: logger)
         for try await (count, last) in rows.decode((Int64, Date?).self) {
             return (Int(count), last)

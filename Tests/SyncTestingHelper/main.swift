@@ -5,6 +5,8 @@
 // none is), so the machine is a child process, as with `Tests/SyncHelper`.
 //
 // Arguments: [--passphrase P]  (the machine and the peer are end-to-end encrypted with P)
+//            [--offline yes]  (the machine's store starts disconnected: no store is reachable
+//                             until `reconnect`)
 // Environment: XDG_CONFIG_HOME (the machine's suite, its journal, its encryption state)
 //
 // Commands, one per line; each answers one line (`ok`, `error MESSAGE`, or as said):
@@ -28,6 +30,15 @@
 //                        later than the record
 //   remove-check         the same for the end-to-end encryption's check record
 //   tampering            tampering N DESCRIPTIONS: what the machine's encryption detected
+//   declared-get KEY | declared-set KEY VALUE   a key of the program's own, declared as users do
+//                        (a lazy `static let` of `Defaults.Keys`, `String`, with a default): KEY is
+//                        `theme` (default `light`) or `accent` (default `blue`); declared at its
+//                        first use, as in a program
+//   server-origin KEY    origin KEY ORIGIN: the origin of the timestamp of the server's record of
+//                        KEY ((none): no record)
+//   flush                writes every suite (and journal) to disk
+//   journal              journal pending=N problem=P: the journal summary of the helper's suite
+//                        (`Defaults.iCloud.journalSummaries()`), read from disk after a flush
 //   quit
 // `(nil)` stands for no value.
 import Defaults
@@ -129,6 +140,27 @@ func describe(_ status: SyncStatus) -> String {
         + "aside=\(status.keptAsideKeys.joined(separator: ",")) error=\(status.lastError ?? "(none)")"
 }
 
+/// The program's own keys, declared as users declare them: lazy `static let`s, each declared (and
+/// seen by sync) at its first use.
+/// (`suite` inside `Defaults.Keys` names the keys' own property: the helper's suite is `programSuite` there.)
+let programSuite = suite
+
+extension Defaults.Keys {
+    static let theme = Key<String>("theme", default: "light", suite: programSuite, iCloud: true)
+    static let accent = Key<String>("accent", default: "blue", suite: programSuite, iCloud: true)
+}
+
+func declaredKey(_ name: String) -> Defaults.Key<String>? {
+    switch name {
+    case "theme": .theme
+    case "accent": .accent
+    default: nil
+    }
+}
+
+if options["--offline"] == "yes" {
+    machineStore.disconnect()
+}
 Defaults.iCloud.use(machine)
 var snapshot: [String: SyncRecord] = [:]
 reply("ready")
@@ -223,6 +255,22 @@ while let line = readLine() {
         case ("tampering", 1):
             let found = encrypted?.detectedTampering ?? []
             reply("tampering \(found.count) \(found.map(\.description).joined(separator: " | "))")
+        case ("declared-get", 2):
+            guard let key = declaredKey(words[1]) else { throw HelperError.unknownKey(words[1]) }
+            reply("value \(words[1]) \(Defaults[key])")
+        case ("declared-set", 3):
+            guard let key = declaredKey(words[1]) else { throw HelperError.unknownKey(words[1]) }
+            Defaults[key] = words[2]
+            reply("ok")
+        case ("server-origin", 2):
+            reply("origin \(words[1]) \(server.record(forKey: storedName(words[1]))?.timestamp.origin ?? "(none)")")
+        case ("flush", 1):
+            try Defaults.flushAll()
+            reply("ok")
+        case ("journal", 1):
+            try Defaults.flushAll()
+            let summary = Defaults.iCloud.journalSummaries().first { $0.suite == suite.name }
+            reply("journal pending=\(summary?.pendingChanges ?? 0) problem=\(summary?.problem ?? "(none)")")
         case ("quit", 1):
             try? Defaults.flushAll()
             for run in runs { run.cancel() }
@@ -233,6 +281,16 @@ while let line = readLine() {
         }
     } catch {
         reply("error \(error)")
+    }
+}
+
+enum HelperError: Error, CustomStringConvertible {
+    case unknownKey(String)
+
+    var description: String {
+        switch self {
+        case .unknownKey(let name): "no declared key \(name)"
+        }
     }
 }
 

@@ -18,14 +18,26 @@ public final class InMemorySuite: DefaultsSuite, StoreBackedSuite {
     public var changes: SuiteChangeCenter { store.changes }
 
     /// Creates a suite holding `values`, with optional launch-argument overrides
-    /// (`["-key", "value", …]`, values in property-list syntax).
+    /// (`["-key", "value", …]`, values in property-list syntax). A value that is not a
+    /// property-list object is not stored, and is reported as ``set(_:forKey:)`` reports it
+    /// (``problems``, ``Defaults/logger``); the others are stored.
     public init(name: String = "in-memory-\(UUID().uuidString)", values: [String: Any] = [:], arguments: [String] = [])
     {
         self.name = name
-        let values = values.compactMapValues(PropertyListValue.from)
+        var persistent: [String: PropertyListValue] = [:]
+        var unsupported: [DefaultsError] = []
+        for (key, object) in values {
+            switch SuiteWrite.convert(object, forKey: key, suite: name) {
+            case .success(let value): persistent[key] = value
+            case .failure(let problem): unsupported.append(problem)
+            }
+        }
         store = SuiteStore(
-            name: name, domains: SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: values),
+            name: name, domains: SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: persistent),
             keepsPending: false)
+        for problem in unsupported.sorted(by: { ($0.key ?? "") < ($1.key ?? "") }) {
+            report(problem)
+        }
     }
 
     public func object(forKey key: String) -> Any? {

@@ -81,9 +81,7 @@ struct Explain: ParsableCommand {
         // an administrator's such value (`accepting`), and a typed read of the user's returns the
         // key's default.
         func typeProblem(_ value: PropertyListValue) -> String? {
-            guard let expected = keySchema?.type else { return nil }
-            let found = SchemaValue(value).storedType
-            return KeySchema.fits(found, expected) ? nil : "expected \(expected.rawValue), found \(found.rawValue)"
+            keySchema?.typeProblem(with: value)
         }
         let stored: FileSuite.KeyLayers
         if case .named(let name) = domain {

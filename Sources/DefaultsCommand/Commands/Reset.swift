@@ -10,7 +10,9 @@ struct Reset: ParsableCommand {
             Removes the user's value of the key (it is not an error when there is none), so that \
             programs read the administrator's vendor default or the default in their code. Without \
             a key, removes the user's values of every key the domain's schema declares and keeps \
-            the others. A key the administrator manages keeps its managed value either way.
+            the others. A key the administrator manages keeps its managed value either way; \
+            removing the user's value of one is refused as a write of it is (exit 1, nothing \
+            removed), unless the value it enforces is of a type the domain's schema does not read.
             """
     )
 
@@ -37,7 +39,9 @@ struct Reset: ParsableCommand {
         let stored = try store.read(domain) ?? [:]
         guard keys.contains(where: { stored[$0] != nil }) else { return }
         try store.change(domain) { edit in
-            for key in keys {
+            // Only the values there are: a key held nowhere is not written, so a key the
+            // administrator enforces, which the user's file does not hold, stops nothing.
+            for key in keys where edit.values[key] != nil {
                 edit.remove(key)
             }
         }

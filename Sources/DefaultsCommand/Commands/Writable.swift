@@ -7,7 +7,9 @@ struct Writable: ParsableCommand {
         abstract: "Tell whether a key can be changed, and why not.",
         discussion: """
             Prints `true`, or `false` and the administrator's managed file that enforces the key \
-            (<dir>/managed/<domain>.plist of XDG_CONFIG_DIRS); exits 0 either way.
+            (<dir>/managed/<domain>.plist of XDG_CONFIG_DIRS); exits 0 either way. A managed value \
+            of a type the key of the domain's schema does not read enforces nothing: programs pass \
+            over it, and `write` writes the key.
             """
     )
 
@@ -22,7 +24,10 @@ struct Writable: ParsableCommand {
     func run() throws {
         let (domain, key) = try selection.requireDomain(
             andOne: "key", from: arguments, usage: "defaults writable <domain> <key>")
-        if let managed = DomainAdministration.files(forKey: key, in: domain).managed {
+        // As a write judges it: a managed value of a type the schema's key does not read does not
+        // enforce the key.
+        let schema = (try? SchemaCatalog.schema(of: domain))?.schema
+        if let managed = DomainAdministration.layers(of: domain, schema: schema).managedFile(forKey: key) {
             Output.print("false: managed by the administrator in \(managed.path)")
         } else {
             Output.print("true")

@@ -58,7 +58,6 @@ struct Write: ParsableCommand {
                         ?? value
                 }
             }
-            try DomainAdministration.refuseReplacement(with: values, in: domain)
             try store.change(domain, replacingDamaged: true) { edit in edit.replaceAll(with: values) }
             return
         }
@@ -71,7 +70,6 @@ struct Write: ParsableCommand {
         } else {
             value = try ValueParsing.writeValue(words)
         }
-        try DomainAdministration.refuseWrite(of: key, in: domain)
         try store.change(domain) { (edit) throws(CommandFailure) in
             switch value {
             case .set(let value):

@@ -98,9 +98,13 @@ struct SuiteDomains: Sendable {
 
     /// The one function that changes the domains, for every kind of edit; returns the keys
     /// whose read value changed and the keys the administrator's rule refused. `tellsChanges:
-    /// false` skips comparing, when nobody listens. Called only by ``SuiteStore/apply(_:)``, under
-    /// the suite's lock.
-    mutating func apply(_ edit: SuiteEdit, tellsChanges: Bool = true) -> SuiteEdit.Outcome {
+    /// false` skips comparing, when nobody listens; `managedKeys` chooses what a write of a key
+    /// the administrator enforces does to the rest of its edit. Called by ``SuiteStore/apply(_:)``,
+    /// under the suite's lock, and on domains loaded without a suite for the `defaults` command
+    /// (``FileSuite/Administration``).
+    mutating func apply(
+        _ edit: SuiteEdit, tellsChanges: Bool = true, managedKeys: SuiteEdit.ManagedKeys = .skip
+    ) -> SuiteEdit.Outcome {
         var outcome = SuiteEdit.Outcome(origin: edit.origin)
         switch edit {
         case .set(let key, let value):
@@ -116,14 +120,16 @@ struct SuiteDomains: Sendable {
                 outcome.changed = [key]
             }
         case .setValues(let values):
-            var old: [String: PropertyListValue?] = [:]
-            for (key, _) in values where old.index(forKey: key) == nil {
-                if !managed.isEmpty, managed[key] != nil {
-                    if !outcome.managed.contains(key) {
-                        outcome.managed.append(key)
-                    }
-                    continue
+            if !managed.isEmpty {
+                for (key, _) in values where managed[key] != nil && !outcome.managed.contains(key) {
+                    outcome.managed.append(key)
                 }
+                if managedKeys == .refuseWholeEdit, !outcome.managed.isEmpty {
+                    return outcome
+                }
+            }
+            var old: [String: PropertyListValue?] = [:]
+            for (key, _) in values where old.index(forKey: key) == nil && (managed.isEmpty || managed[key] == nil) {
                 old[key] = .some(value(forKey: key))
             }
             for (key, value) in values where old.index(forKey: key) != nil {

@@ -8,7 +8,8 @@ package enum SuiteEdit {
     case set(String, PropertyListValue?)
     /// Several persistent values written by this process as one edit (`setValues`, a snapshot's
     /// transaction, `modify`, the `defaults` command); keys the administrator enforces are left
-    /// out, the others are applied. For a key given twice, the last value wins.
+    /// out and the others applied, or the whole edit refused (``ManagedKeys``). For a key given
+    /// twice, the last value wins.
     case setValues([(key: String, value: PropertyListValue?)])
     /// Every persistent value removed by this process.
     case removeAll
@@ -41,12 +42,23 @@ package enum SuiteEdit {
         }
     }
 
+    /// What a write of this process does when the administrator enforces some of its keys: an
+    /// option of ``SuiteDomains/apply(_:tellsChanges:managedKeys:)``, which holds the rule.
+    package enum ManagedKeys: Sendable {
+        /// The library's: the enforced keys are left unwritten (and reported), the others written.
+        case skip
+        /// The `defaults` command's: nothing of the edit is written, so that the person who typed
+        /// it is told before any of it takes effect.
+        case refuseWholeEdit
+    }
+
     /// What an edit did, for its caller to post and report once no lock is held.
     package struct Outcome {
         var origin: SuiteChange.Origin
         /// The keys whose value, as a read returns it, changed.
         var changed: Set<String> = []
-        /// Keys the administrator enforces, left unwritten: each is reported as a problem.
+        /// Keys the administrator enforces, left unwritten: each is reported as a problem. Under
+        /// ``ManagedKeys/refuseWholeEdit``, any of them means the edit changed nothing.
         var managed: [String] = []
         /// Whether persistent values changed, for a backend to persist.
         var isPersistable = false

@@ -89,14 +89,6 @@ extension FileSuite {
         return (loaded.managed.files[key], loaded.vendor.files[key])
     }
 
-    /// The keys the administrator enforces for the suite `name`, each with the managed file
-    /// that holds it.
-    package static func managedFiles(
-        suiteName name: String, directories: [URL] = defaultAdministratorDirectories
-    ) -> [String: URL] {
-        AdministratorLayers(directories: directories, suiteName: name).load().managed.files
-    }
-
     /// The values of the administrator's files for the suite `name` as they are now, read without
     /// opening the suite: the vendor defaults and the enforced (managed) values, each merged over
     /// the directories, the first listed winning; unreadable files count as absent.

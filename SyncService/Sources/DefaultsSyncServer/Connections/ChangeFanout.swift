@@ -1,4 +1,5 @@
 import DefaultsSyncProtocol
+import DefaultsSyncSQL
 import Foundation
 import Logging
 import PostgresNIO
@@ -217,42 +218,40 @@ actor ChangeFanout: Service {
     // MARK: Listening
 
     nonisolated func run() async throws {
-        let shortest = Duration.milliseconds(100)
-        var delay = shortest
-        while !Task.isCancelledOrShuttingDown {
-            let listened = ContinuousClock.now
+        // A listener that listened for 10 seconds starts the back-off over.
+        await Self.reconnection.run(until: Task.isCancelledOrShuttingDown) { connected in
             // Stopped by closing its connection, not by cancelling the task: a listen cancelled as it
             // begins could wait for notifications for ever (seen: a SIGTERM just after the start
             // left the server running, its listener never finishing).
             let listener = ListenerConnection()
-            do {
-                try await withTaskCancellationHandler {
-                    try await withGracefulShutdownHandler {
-                        try await self.listen(on: listener)
-                    } onGracefulShutdown: {
-                        listener.stop()
-                    }
-                } onCancel: {
+            try await withTaskCancellationHandler {
+                try await withGracefulShutdownHandler {
+                    try await self.listen(on: listener, connected: connected)
+                } onGracefulShutdown: {
                     listener.stop()
                 }
-            } catch {
-                guard !Task.isCancelledOrShuttingDown else { break }
-                await lostListener(error)
+            } onCancel: {
+                listener.stop()
             }
-            guard !Task.isCancelledOrShuttingDown else { break }
-            // A connection that lasted starts the back-off over.
-            delay = listened.duration(to: .now) > .seconds(10) ? shortest : min(delay * 2, .seconds(5))
-            try? await Task.sleep(for: delay * Double.random(in: 0.8...1.2))
+        } failed: { error in
+            await self.lostListener(error)
         }
     }
 
-    private nonisolated func listen(on listener: ListenerConnection) async throws {
+    /// When the listener connects again after it lost PostgreSQL.
+    private static let reconnection = ReconnectionPolicy(
+        delays: .milliseconds(100)...(.seconds(5)), settledAfter: .seconds(10))
+
+    private nonisolated func listen(
+        on listener: ListenerConnection, connected: @escaping @Sendable () -> Void
+    ) async throws {
         let connection = try await PostgresConnection.connect(
             configuration: listenerConfiguration, id: 0, logger: logger)
         defer { Task { try? await connection.close() } }
         guard listener.adopt(connection) else { return }  // stopped while it connected
         let seal = try await storage.seal(on: connection)
         try await connection.listen(on: ServiceSchema.channel) { notifications in
+            connected()
             await self.listenerListens()
             await self.refreshAll()
             // A revocation announced while the listener was away reached this instance's

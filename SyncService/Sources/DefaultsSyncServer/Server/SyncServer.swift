@@ -1,5 +1,5 @@
-import DefaultsPostgres
 import DefaultsSyncProtocol
+import DefaultsSyncSQL
 import Foundation
 import Hummingbird
 import HummingbirdCore

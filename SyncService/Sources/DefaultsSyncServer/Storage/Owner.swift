@@ -1,4 +1,5 @@
 import Crypto
+import DefaultsSyncSQL
 import Foundation
 
 /// Whose records: one user's, in one namespace. Every query and every notification is for one.
@@ -18,6 +19,9 @@ public struct Owner: Hashable, Sendable, CustomStringConvertible {
         let digest = SHA256.hash(data: Data("\(user.utf8.count):\(user)\(namespace)".utf8))
         return digest.prefix(16).map { String(format: "%02x", $0) }.joined()
     }
+
+    /// The owner's rows of the values table, and the statements on them.
+    var rows: SyncRows { SyncTable.service.rows(of: [user, namespace]) }
 
     public var description: String { "user \(user.debugDescription), namespace \(namespace.debugDescription)" }
 }

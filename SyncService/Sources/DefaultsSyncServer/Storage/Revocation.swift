@@ -1,4 +1,4 @@
-import DefaultsPostgres
+import DefaultsSyncSQL
 import Foundation
 import Logging
 import PostgresNIO

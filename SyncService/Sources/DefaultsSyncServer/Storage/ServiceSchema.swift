@@ -1,8 +1,10 @@
-import DefaultsPostgres
+import DefaultsSyncSQL
 import Logging
 import PostgresNIO
 
-/// The service's tables, created and migrated by the server at start.
+/// The service's tables, created and migrated by the server at start: the values table, its
+/// heads and numbering are `DefaultsSyncSQL`'s (`SyncSchema.service`, `SyncTable.service`); row-level
+/// security, the notifications' secret and the revocations are the server's own.
 ///
 /// Every row belongs to one user and one namespace, and row-level security lets a transaction see
 /// and change only the rows of the user and namespace it declared (``ServiceStorage``): a second
@@ -13,44 +15,11 @@ enum ServiceSchema {
     /// Every committed push announces itself on this channel (``Announcement``).
     static let channel = "defaults_sync_service"
 
-    /// Serializes migrations across instances starting together (`dsyncsrv` in ASCII).
-    static let migrationLock: Int64 = 0x6473_796e_6373_7276
-
-    /// Migration `n` takes the schema from version `n` to `n + 1`. Fixed SQL, no input.
-    static let migrations: [[String]] = [
+    /// The server's own statements, run after the values part's (`SyncSchema.service`) in the
+    /// same migration: migration `n` takes the whole schema from version `n` to `n + 1`. Fixed
+    /// SQL, no input; released migrations never change.
+    static let ownMigrations: [[String]] = [
         [
-            "CREATE SEQUENCE defaults_sync_service_seq",
-            """
-            CREATE TABLE defaults_sync_service_values (
-                user_id text NOT NULL,
-                namespace text NOT NULL,
-                key text NOT NULL,
-                value bytea,
-                clock_wall bigint NOT NULL,
-                clock_counter bigint NOT NULL,
-                clock_origin text COLLATE "C" NOT NULL,
-                seq bigint NOT NULL,
-                updated_at timestamptz NOT NULL DEFAULT now(),
-                PRIMARY KEY (user_id, namespace, key)
-            )
-            """,
-            "CREATE INDEX defaults_sync_service_values_seq ON defaults_sync_service_values (user_id, namespace, seq)",
-            // A user's namespace numbers its changes in commit order: a row takes its number
-            // holding the owner's lock until its transaction ends (pushes take it first).
-            """
-            CREATE FUNCTION defaults_sync_service_number() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                PERFORM pg_advisory_xact_lock(
-                    hashtextextended('defaults_sync_service ' || NEW.user_id || chr(10) || NEW.namespace, 0));
-                NEW.seq := nextval('defaults_sync_service_seq');
-                RETURN NEW;
-            END
-            $$
-            """,
-            """
-            CREATE TRIGGER defaults_sync_service_number BEFORE INSERT OR UPDATE ON defaults_sync_service_values
-            FOR EACH ROW EXECUTE FUNCTION defaults_sync_service_number()
-            """,
             "ALTER TABLE defaults_sync_service_values ENABLE ROW LEVEL SECURITY",
             "ALTER TABLE defaults_sync_service_values FORCE ROW LEVEL SECURITY",
             """
@@ -61,29 +30,11 @@ enum ServiceSchema {
                 AND namespace = current_setting('defaults_sync.namespace', true))
             """,
         ],
-        // Numbers of each owner's own (one global sequence let a user count other tenants' writes
-        // from the gaps in theirs), an unambiguous owner lock, the notifications' secret and the
-        // revocations.
+        // The heads' row-level security, the notifications' secret and the revocations (the
+        // values part numbers each owner's own and lifts the values' FORCE to count them).
         [
-            // Each owner's last number. A transaction sees every namespace of its user (to count
-            // them) and writes only its own.
-            """
-            CREATE TABLE defaults_sync_service_heads (
-                user_id text NOT NULL,
-                namespace text NOT NULL,
-                latest bigint NOT NULL,
-                PRIMARY KEY (user_id, namespace)
-            )
-            """,
-            // Existing owners go on from their highest number: a device's numbers never go back.
-            // Row-level security would hide every row from this transaction, which declares no
-            // owner: lifted for the one statement, restored before the migration commits.
-            "ALTER TABLE defaults_sync_service_values NO FORCE ROW LEVEL SECURITY",
-            """
-            INSERT INTO defaults_sync_service_heads (user_id, namespace, latest)
-            SELECT user_id, namespace, max(seq) FROM defaults_sync_service_values GROUP BY user_id, namespace
-            """,
             "ALTER TABLE defaults_sync_service_values FORCE ROW LEVEL SECURITY",
+            // A transaction sees every namespace of its user (to count them) and writes only its own.
             "ALTER TABLE defaults_sync_service_heads ENABLE ROW LEVEL SECURITY",
             "ALTER TABLE defaults_sync_service_heads FORCE ROW LEVEL SECURITY",
             """
@@ -92,38 +43,6 @@ enum ServiceSchema {
             WITH CHECK (user_id = current_setting('defaults_sync.user', true)
                 AND namespace = current_setting('defaults_sync.namespace', true))
             """,
-            // The owner's lock, for the trigger and for ServiceStorage: its key names the owner
-            // unambiguously (the user's length first: user `a` with namespace `b\nc` is not user
-            // `a\nb` with namespace `c`).
-            """
-            CREATE FUNCTION defaults_sync_service_lock(user_id text, namespace text) RETURNS void
-            LANGUAGE sql AS $$
-                SELECT pg_advisory_xact_lock(hashtextextended(
-                    'defaults_sync_service ' || octet_length(user_id) || ':' || user_id || namespace, 0))
-            $$
-            """,
-            // A row that will meet its key's stored row takes no number on its insert: it takes one
-            // on the update that follows, if it is later; so an owner's numbers have no gaps of
-            // its own either.
-            """
-            CREATE OR REPLACE FUNCTION defaults_sync_service_number() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                PERFORM defaults_sync_service_lock(NEW.user_id, NEW.namespace);
-                IF TG_OP = 'INSERT' AND EXISTS (
-                    SELECT 1 FROM defaults_sync_service_values
-                    WHERE user_id = NEW.user_id AND namespace = NEW.namespace AND key = NEW.key
-                ) THEN
-                    RETURN NEW;
-                END IF;
-                INSERT INTO defaults_sync_service_heads AS head (user_id, namespace, latest)
-                VALUES (NEW.user_id, NEW.namespace, 1)
-                ON CONFLICT (user_id, namespace) DO UPDATE SET latest = head.latest + 1
-                RETURNING latest INTO NEW.seq;
-                RETURN NEW;
-            END
-            $$
-            """,
-            "DROP SEQUENCE defaults_sync_service_seq",
             // Removals expire: found by age.
             """
             CREATE INDEX defaults_sync_service_values_tombstones ON defaults_sync_service_values
@@ -161,10 +80,9 @@ enum ServiceSchema {
         ],
     ]
 
-    /// How the schema is brought up to date (`defaults_sync_service_schema` holds its version).
-    static let migrator = PostgresMigrations(
-        versionTable: "defaults_sync_service_schema", lock: migrationLock, migrations: migrations,
-        program: "defaults-sync-server")
+    /// How the whole schema is brought up to date (`defaults_sync_service_schema` holds its
+    /// version): the values part, then the server's own, in each migration.
+    static let migrator = SyncSchema.service.adding(ownMigrations, program: "defaults-sync-server")
 
     /// The roles other than the server's (and superusers) that may connect to its database:
     /// `PUBLIC` when every role may. Row-level security does not reach notifications, and any
@@ -213,10 +131,4 @@ enum ServiceSchema {
         }
         return false
     }
-}
-
-/// A database problem, described without credentials.
-struct ServiceStorageError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

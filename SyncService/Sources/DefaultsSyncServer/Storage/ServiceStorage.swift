@@ -1,4 +1,5 @@
 import DefaultsSyncProtocol
+import DefaultsSyncSQL
 import Foundation
 import Logging
 import PostgresNIO
@@ -6,6 +7,8 @@ import Synchronization
 
 /// The records of every user, in PostgreSQL. Each call runs in one transaction that first
 /// declares its owner, so that row-level security (``ServiceSchema``) lets it touch nothing else.
+/// The statements on the values are `DefaultsSyncSQL`'s (`SyncRows`), which `PostgresSyncStore`
+/// runs too; the quotas, the tombstones' sweep and the announcement are the server's.
 public final class ServiceStorage: Sendable {
     let client: PostgresClient
     let limits: ServiceLimits
@@ -58,16 +61,7 @@ public final class ServiceStorage: Sendable {
     }
 
     private func latest(of owner: Owner, on connection: PostgresConnection) async throws -> Int64 {
-        // The head, not the rows' highest number: an expired removal takes its row, not its number.
-        let rows = try await connection.query(
-            """
-            SELECT coalesce(max(latest), 0) FROM defaults_sync_service_heads
-            WHERE user_id = \(owner.user) AND namespace = \(owner.namespace)
-            """, logger: logger)
-        for try await latest in rows.decode(Int64.self) {
-            return latest
-        }
-        return 0
+        try await owner.rows.latest(on: connection, logger: logger)
     }
 
     /// When the owner's user revoked their tokens issued before (``Revocation``), if ever.
@@ -92,17 +86,8 @@ public final class ServiceStorage: Sendable {
         let pageSize = limit.map { min(max($0, 1), Self.stampsPageSize) } ?? Int(Int32.max)
         let after = afterKey?.utf8.contains(0) == true ? nil : afterKey
         return try await transaction(of: owner) { connection in
-            let rows = try await connection.query(
-                """
-                SELECT key, clock_wall, clock_counter, clock_origin FROM defaults_sync_service_values
-                WHERE user_id = \(owner.user) AND namespace = \(owner.namespace)
-                    AND (\(after)::text IS NULL OR key COLLATE "C" > \(after))
-                ORDER BY key COLLATE "C" LIMIT \(pageSize + 1)
-                """, logger: self.logger)
-            var stamps: [WireStamp] = []
-            for try await (key, wall, counter, origin) in rows.decode((String, Int64, Int64, String).self) {
-                stamps.append(WireStamp(key: key, wall: wall, counter: counter, origin: origin))
-            }
+            let stamps = try await owner.rows.stamps(
+                afterKey: after, limit: pageSize + 1, on: connection, logger: self.logger)
             guard stamps.count > pageSize else { return (stamps, false) }
             return (Array(stamps.prefix(pageSize)), true)
         }
@@ -110,12 +95,9 @@ public final class ServiceStorage: Sendable {
 
     /// The records of `keys` the owner has.
     func records(of owner: Owner, keys: [String]) async throws -> [WireRecord] {
-        let names = keys.filter { !$0.utf8.contains(0) }
-        guard !names.isEmpty else { return [] }
+        guard keys.contains(where: { !$0.utf8.contains(0) }) else { return [] }
         return try await transaction(of: owner) { connection in
-            try await self.select(
-                "WHERE user_id = \(owner.user) AND namespace = \(owner.namespace) AND key = ANY(\(names))",
-                on: connection)
+            try await owner.rows.records(forKeys: keys, on: connection, logger: self.logger)
         }
     }
 
@@ -124,12 +106,8 @@ public final class ServiceStorage: Sendable {
     /// device whose `seq` is beyond it learns that the numbers went back).
     func changes(of owner: Owner, after seq: Int64) async throws -> (records: [WireRecord], more: Bool, latest: Int64) {
         try await transaction(of: owner) { connection in
-            let limit = Self.pageSize + 1
-            let records = try await self.select(
-                """
-                WHERE user_id = \(owner.user) AND namespace = \(owner.namespace) AND seq > \(seq)
-                ORDER BY seq LIMIT \(limit)
-                """, on: connection)
+            let records = try await owner.rows.changes(
+                after: seq, limit: Self.pageSize + 1, on: connection, logger: self.logger)
             let page = Array(records.prefix(Self.pageSize))
             if let last = page.last?.seq {
                 return (page, records.count > Self.pageSize, last)
@@ -138,34 +116,15 @@ public final class ServiceStorage: Sendable {
         }
     }
 
-    private func select(_ condition: PostgresQuery, on connection: PostgresConnection) async throws -> [WireRecord] {
-        // A fixed column list before the caller's parameterized condition.
-        let query = PostgresQuery(
-            unsafeSQL:
-                "SELECT key, value, clock_wall, clock_counter, clock_origin, seq FROM defaults_sync_service_values "
-                + condition.sql,
-            binds: condition.binds)
-        var records: [WireRecord] = []
-        for try await (key, value, wall, counter, origin, seq) in try await connection.query(query, logger: logger)
-            .decode((String, Data?, Int64, Int64, String, Int64).self)
-        {
-            records.append(WireRecord(key: key, value: value, wall: wall, counter: counter, origin: origin, seq: seq))
-        }
-        return records
-    }
-
     /// Stores each record unless the owner has a later version of its key or it would go over a
     /// limit; returns the refused keys with why, and announces the change to every instance.
     ///
     /// A record PostgreSQL itself refuses (one the limits let through, yet too large for its
     /// index, say) is refused by name and the others stored: the push is tried again, once, with
-    /// a savepoint around each record. The savepoints cost two round trips a record, so they are
-    /// taken only then.
+    /// a savepoint around each record (`RefusedByDatabase.retrying`).
     func push(_ records: [WireRecord], of owner: Owner) async throws -> [String: String] {
-        do {
-            return try await push(records, of: owner, savepoints: false)
-        } catch let error as PostgresTransactionError where error.closureError is RefusedByDatabase {
-            return try await push(records, of: owner, savepoints: true)
+        try await RefusedByDatabase.retrying { savepoints in
+            try await push(records, of: owner, savepoints: savepoints)
         }
     }
 
@@ -174,7 +133,7 @@ public final class ServiceStorage: Sendable {
         var refused: [String: String] = [:]
         var candidates: [WireRecord] = []
         for record in records {
-            if let reason = Usage.refusal(of: record, limits: limits) {
+            if let reason = RecordRefusal.reason(for: record, limits: limits) {
                 refused[record.key] = reason
             } else {
                 candidates.append(record)
@@ -201,7 +160,8 @@ public final class ServiceStorage: Sendable {
                 }
                 let seq: Int64?
                 do {
-                    seq = try await self.store(record, of: owner, savepoint: savepoints, on: connection)
+                    seq = try await owner.rows.store(
+                        record, savepoint: savepoints, on: connection, logger: self.logger)
                 } catch let error as RefusedByDatabase where savepoints {
                     refused[record.key] = error.description
                     continue
@@ -253,41 +213,6 @@ public final class ServiceStorage: Sendable {
         return nil
     }
 
-    /// Stores `record` unless the stored version is as late, and returns the number it took. With
-    /// `savepoint`, a refusal of PostgreSQL's undoes this record only, and throws
-    /// ``RefusedByDatabase``; without, the refusal ends the transaction and throws the same.
-    private func store(
-        _ record: WireRecord, of owner: Owner, savepoint: Bool, on connection: PostgresConnection
-    ) async throws -> Int64? {
-        if savepoint { try await connection.query("SAVEPOINT record", logger: logger) }
-        do {
-            let rows = try await connection.query(
-                """
-                INSERT INTO defaults_sync_service_values AS stored
-                    (user_id, namespace, key, value, clock_wall, clock_counter, clock_origin, seq)
-                VALUES (\(owner.user), \(owner.namespace), \(record.key), \(record.value), \(record.wall), \
-                \(record.counter), \(record.origin), 0)
-                ON CONFLICT (user_id, namespace, key) DO UPDATE SET
-                    value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
-                    clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
-                    updated_at = now()
-                WHERE (EXCLUDED.clock_wall, EXCLUDED.clock_counter, EXCLUDED.clock_origin)
-                    > (stored.clock_wall, stored.clock_counter, stored.clock_origin)
-                RETURNING seq
-                """, logger: logger)
-            var seq: Int64?
-            for try await number in rows.decode(Int64.self) {
-                seq = number
-            }
-            if savepoint { try await connection.query("RELEASE SAVEPOINT record", logger: logger) }
-            return seq
-        } catch let error as PSQLError {
-            guard let refusal = RefusedByDatabase(error) else { throw error }
-            if savepoint { try await connection.query("ROLLBACK TO SAVEPOINT record", logger: logger) }
-            throw refusal
-        }
-    }
-
     /// What the owner stores now (its keys, bytes and latest number) and the stored versions of `keys`, in one query.
     private func usage(of owner: Owner, keys: [String], on connection: PostgresConnection) async throws -> Usage {
         var usage = Usage()
@@ -318,19 +243,6 @@ public final class ServiceStorage: Sendable {
     }
 }
 
-/// A record PostgreSQL refused on its own (a data exception, a program limit such as an index
-/// row's size, an integrity constraint): refused by name, never retried.
-struct RefusedByDatabase: Error, CustomStringConvertible {
-    let description: String
-
-    init?(_ error: PSQLError) {
-        guard error.code == .server, let state = error.serverInfo?[.sqlState],
-            ["22", "23", "54"].contains(String(state.prefix(2)))
-        else { return nil }
-        description = "the database refused it: \(error.serverInfo?[.message] ?? state)"
-    }
-}
-
 /// An owner's keys and bytes during one push, to hold it to the quotas.
 struct Usage {
     /// Keys stored, removals not yet expired included.
@@ -354,23 +266,6 @@ struct Usage {
         record.key.utf8.count + (record.value?.count ?? 0) + record.origin.utf8.count
     }
 
-    /// Why `record` can never be stored as it is, or `nil`.
-    static func refusal(of record: WireRecord, limits: ServiceLimits) -> String? {
-        let (name, origin) = (record.key.utf8.count, record.origin.utf8.count)
-        if record.key.utf8.contains(0) { return "a key name cannot hold a NUL character" }
-        if name > limits.keyBytes {
-            return "the key's name is \(name) bytes, over the limit of \(limits.keyBytes) bytes per name"
-        }
-        if record.origin.utf8.contains(0) { return "an origin cannot hold a NUL character" }
-        if origin > limits.originBytes {
-            return "the origin is \(origin) bytes, over the limit of \(limits.originBytes) bytes per origin"
-        }
-        if let size = record.value?.count, size > limits.valueBytes {
-            return "the value is \(size) bytes, over the limit of \(limits.valueBytes) bytes per value"
-        }
-        return nil
-    }
-
     /// Why storing `record` would take the namespace over a quota, or `nil`. A change that grows
     /// nothing passes even over a quota (one lowered since, say), so that a user can always remove.
     func quotaRefusal(of record: WireRecord, limits: ServiceLimits) -> String? {
@@ -386,12 +281,11 @@ struct Usage {
         return nil
     }
 
-    /// Whether `record` is later than the stored version of its key (or there is none).
+    /// Whether `record` is later than the stored version of its key (or there is none), by the
+    /// upsert's rule (`RecordVersion`).
     func isNewer(_ record: WireRecord) -> Bool {
         guard let stamp = stored[record.key]?.stamp else { return true }
-        if record.wall != stamp.wall { return record.wall > stamp.wall }
-        if record.counter != stamp.counter { return record.counter > stamp.counter }
-        return stamp.origin.utf8.lexicographicallyPrecedes(record.origin.utf8)
+        return RecordVersion(stamp) < RecordVersion(record)
     }
 
     mutating func add(_ record: WireRecord) {

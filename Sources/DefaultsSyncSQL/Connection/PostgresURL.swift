@@ -26,15 +26,15 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
 
     /// Reads `url`.
     ///
-    /// - Throws: ``PostgresSyncError`` naming what is wrong; its description never holds the password.
+    /// - Throws: ``SyncSQLError`` naming what is wrong; its description never holds the password.
     public init(_ url: String) throws {
         guard let components = URLComponents(string: url),
             let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql"
         else {
-            throw PostgresSyncError("The database URL must look like postgres://user@host:5432/database")
+            throw SyncSQLError("The database URL must look like postgres://user@host:5432/database")
         }
         guard let user = components.percentEncodedUser?.removingPercentEncoding, !user.isEmpty else {
-            throw PostgresSyncError("The database URL names no user (postgres://user@host/database)")
+            throw SyncSQLError("The database URL names no user (postgres://user@host/database)")
         }
         self.user = user
         password = components.percentEncodedPassword?.removingPercentEncoding
@@ -46,7 +46,7 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
         sslMode = query["sslmode"] ?? "prefer"
         rootCertificate = query["sslrootcert"]
         guard ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"].contains(sslMode) else {
-            throw PostgresSyncError(
+            throw SyncSQLError(
                 "The database URL's sslmode \"\(sslMode)\" is not one of disable, prefer, require, verify-ca, verify-full"
             )
         }
@@ -55,7 +55,7 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
             host = nil
         } else {
             guard let host = components.host, !host.isEmpty else {
-                throw PostgresSyncError("The database URL names no host (postgres://user@host/database)")
+                throw SyncSQLError("The database URL names no host (postgres://user@host/database)")
             }
             self.host = host
             unixSocketPath = nil

@@ -1,12 +1,18 @@
 import Logging
 import PostgresNIO
 
-/// A schema's migrations and how they are applied: each once, in order, in one transaction under
-/// an advisory lock, so that processes starting together migrate only once. A one-row table
-/// holds the version reached. A database migrated by a newer program is refused, never touched.
+/// A values table's schema and its migrations, applied each once, in order, in one transaction
+/// under an advisory lock, so that processes starting together migrate only once. A one-row
+/// table holds the version reached. A database migrated by a newer program is refused, never
+/// touched.
 ///
-/// Used by ``PostgresSyncStore`` and by `defaults-sync-server`, each with tables of its own.
-public struct PostgresMigrations: Sendable {
+/// Migrations are history: migration `n` takes version `n` to `n + 1`, and a database at any
+/// version goes on from it, so a migration, once released, never changes; a change is a new one.
+/// ``store`` is `PostgresSyncStore`'s schema; ``service`` the values part of the sync service's,
+/// which the server extends with tables of its own (``adding(_:program:)``).
+public struct SyncSchema: Sendable {
+    /// The values table the schema holds.
+    public let table: SyncTable
     /// The table holding the version reached: a fixed identifier, never input.
     public let versionTable: String
     /// The advisory lock that serializes migrations across processes.
@@ -19,24 +25,40 @@ public struct PostgresMigrations: Sendable {
     /// The version ``migrate(_:logger:)`` brings a database to.
     public var currentVersion: Int { migrations.count }
 
-    /// Describes a schema's migrations.
+    /// Describes a schema.
     ///
     /// - Parameters:
+    ///   - table: The values table.
     ///   - versionTable: The table that holds the version reached (a fixed identifier).
     ///   - lock: The advisory lock that serializes migrations across processes.
     ///   - migrations: Each migration's statements; migration `n` takes version `n` to `n + 1`.
     ///   - program: What to update when the database was migrated by a newer one.
-    public init(versionTable: String, lock: Int64, migrations: [[String]], program: String) {
+    public init(table: SyncTable, versionTable: String, lock: Int64, migrations: [[String]], program: String) {
+        self.table = table
         self.versionTable = versionTable
         self.lock = lock
         self.migrations = migrations
         self.program = program
     }
 
+    /// This schema with a program's own statements: migration `n` runs this schema's statements
+    /// of migration `n`, then `statements[n]`, in its one transaction, so a database at any
+    /// version, fresh or not, goes on from it. `statements` may hold more migrations than this
+    /// schema (they run alone), or fewer.
+    public func adding(_ statements: [[String]], program: String) -> SyncSchema {
+        let count = max(migrations.count, statements.count)
+        let merged = (0..<count).map { index in
+            (index < migrations.count ? migrations[index] : [])
+                + (index < statements.count ? statements[index] : [])
+        }
+        return SyncSchema(
+            table: table, versionTable: versionTable, lock: lock, migrations: merged, program: program)
+    }
+
     /// Brings the schema to ``currentVersion``.
     ///
-    /// - Throws: ``PostgresSyncError`` when the database's schema is newer than ``currentVersion``,
-    ///   or what PostgreSQL reports.
+    /// - Throws: ``SyncSQLError`` when the database's schema is newer than ``currentVersion``, or
+    ///   what PostgreSQL reports.
     public func migrate(_ connection: PostgresConnection, logger: Logger) async throws {
         let (versionTable, lock, migrations, program, currentVersion) = (
             versionTable, lock, migrations, program, currentVersion
@@ -55,7 +77,7 @@ public struct PostgresMigrations: Sendable {
                 version = stored
             }
             guard version <= currentVersion else {
-                throw PostgresSyncError(
+                throw SyncSQLError(
                     "The database's schema (\(versionTable)) is version \(version), newer than this program's (\(currentVersion)): update \(program)"
                 )
             }

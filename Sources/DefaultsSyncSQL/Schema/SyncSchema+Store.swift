@@ -1,18 +1,18 @@
-import PostgresNIO
+extension SyncSchema {
+    /// The channel `PostgresSyncStore`'s table announces every change on, from a trigger of its
+    /// schema: the payload is `md5(namespace) seq`, short and free of key names, so that any key
+    /// fits PostgreSQL's 8000-byte payload limit.
+    public static let storeChannel = "defaults_sync"
 
-/// The tables of the sync store, created and migrated by the store itself.
-///
-/// `defaults_sync_schema` holds the schema version (``PostgresMigrations``).
-enum PostgresSyncSchema {
-    /// The channel every change is announced on; the payload is `md5(namespace) seq`, short and
-    /// free of key names, so that any key fits PostgreSQL's 8000-byte payload limit.
-    static let channel = "defaults_sync"
+    /// `PostgresSyncStore`'s schema: ``SyncTable/store``, its version in `defaults_sync_schema`.
+    public static let store = SyncSchema(
+        table: .store, versionTable: "defaults_sync_schema",
+        // `defaults` in ASCII: an arbitrary constant.
+        lock: 0x6465_6661_756c_7473, migrations: storeMigrations, program: "swift-defaults")
 
-    /// Serializes migrations across processes (an arbitrary constant, `defaults` in ASCII).
-    static let migrationLock: Int64 = 0x6465_6661_756c_7473
-
-    /// Migration `n` takes the schema from version `n` to `n + 1`. Fixed SQL, no input.
-    static let migrations: [[String]] = [
+    /// Migration `n` takes the schema from version `n` to `n + 1`. Fixed SQL, no input; released
+    /// migrations never change.
+    private static let storeMigrations: [[String]] = [
         [
             "CREATE SEQUENCE defaults_sync_seq",
             """
@@ -63,8 +63,4 @@ enum PostgresSyncSchema {
             """,
         ],
     ]
-
-    /// How the schema is brought up to date (`defaults_sync_schema` holds its version).
-    static let migrator = PostgresMigrations(
-        versionTable: "defaults_sync_schema", lock: migrationLock, migrations: migrations, program: "swift-defaults")
 }

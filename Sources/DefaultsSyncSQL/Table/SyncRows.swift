@@ -1,0 +1,178 @@
+import DefaultsSyncProtocol
+import Foundation
+import Logging
+import PostgresNIO
+
+/// One owner's rows of a ``SyncTable``, and every statement either backend runs on them: the
+/// upsert, the versions, the records, the changes after a number and the latest number.
+///
+/// Each runs on the connection it is given, inside whatever transaction the caller holds (the
+/// sync service's declares its owner first, for row-level security). Every value is bound.
+public struct SyncRows: Sendable {
+    public let table: SyncTable
+    /// A value for each of the table's owner columns, in order.
+    public let owner: [String]
+
+    public init(table: SyncTable, owner: [String]) {
+        precondition(owner.count == table.ownerColumns.count, "one value for each of \(table.ownerColumns)")
+        self.table = table
+        self.owner = owner
+    }
+
+    /// The columns a record is read from, in ``record(from:)``'s order.
+    private static let recordColumns = "key, value, clock_wall, clock_counter, clock_origin, seq"
+
+    /// `SELECT <columns> FROM <table> WHERE <the owner's columns are its values>`.
+    private func select(_ columns: String) -> SQLBuilder {
+        var sql = SQLBuilder()
+        sql.append("SELECT \(columns) FROM \(table.name) WHERE ")
+        appendOwner(to: &sql)
+        return sql
+    }
+
+    private func appendOwner(to sql: inout SQLBuilder, alias: String? = nil) {
+        for (index, (column, value)) in zip(table.ownerColumns, owner).enumerated() {
+            sql.append(index == 0 ? "" : " AND ")
+            sql.append(alias.map { "\($0).\(column)" } ?? column)
+            sql.append(" = ")
+            sql.bind(value)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores `record` unless the stored version of its key is as late (``RecordVersion``), and
+    /// returns the number its row took, or `nil` when it was not stored.
+    ///
+    /// With `savepoint`, a refusal of PostgreSQL's (``RefusedByDatabase``) undoes this record only
+    /// and is thrown, the transaction going on; without, the refusal is thrown and the transaction
+    /// is lost (``RefusedByDatabase/retrying(_:)`` then tries the whole again with savepoints).
+    public func store(
+        _ record: WireRecord, savepoint: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int64? {
+        let conflict = (table.ownerColumns + ["key"]).joined(separator: ", ")
+        var sql = SQLBuilder()
+        // `seq` is the numbering trigger's to give (``SyncSchema``); 0 until it does.
+        sql.append(
+            "INSERT INTO \(table.name) AS stored (\(table.ownerColumns.joined(separator: ", ")), key, value, "
+                + "clock_wall, clock_counter, clock_origin, seq) VALUES (")
+        for value in owner {
+            sql.bind(value)
+            sql.append(", ")
+        }
+        sql.bind(record.key)
+        sql.append(", ")
+        try sql.bind(record.value)
+        sql.append(", ")
+        sql.bind(record.wall)
+        sql.append(", ")
+        sql.bind(record.counter)
+        sql.append(", ")
+        sql.bind(record.origin)
+        sql.append(
+            """
+            , 0)
+            ON CONFLICT (\(conflict)) DO UPDATE SET
+                value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
+                clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
+                updated_at = now()
+            WHERE \(RecordVersion.laterSQL("EXCLUDED", than: "stored"))
+            RETURNING seq
+            """)
+        if savepoint { try await connection.query("SAVEPOINT record", logger: logger) }
+        do {
+            var seq: Int64?
+            for try await number in try await connection.query(sql.query, logger: logger).decode(Int64.self) {
+                seq = number
+            }
+            if savepoint { try await connection.query("RELEASE SAVEPOINT record", logger: logger) }
+            return seq
+        } catch let error as PSQLError {
+            guard let refusal = RefusedByDatabase(error) else { throw error }
+            if savepoint { try await connection.query("ROLLBACK TO SAVEPOINT record", logger: logger) }
+            throw refusal
+        }
+    }
+
+    // MARK: Reading
+
+    /// Every key's version, in the byte order of their names after `afterKey` when given; with
+    /// `limit`, at most that many, in that order.
+    public func stamps(
+        afterKey: String? = nil, limit: Int? = nil, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [WireStamp] {
+        var sql = select("key, clock_wall, clock_counter, clock_origin")
+        if let afterKey {
+            sql.append(" AND key COLLATE \"C\" > ")
+            sql.bind(afterKey)
+        }
+        if let limit {
+            sql.append(" ORDER BY key COLLATE \"C\" LIMIT ")
+            sql.bind(limit)
+        }
+        var stamps: [WireStamp] = []
+        let rows = try await connection.query(sql.query, logger: logger)
+        for try await (key, wall, counter, origin) in rows.decode((String, Int64, Int64, String).self) {
+            stamps.append(WireStamp(key: key, wall: wall, counter: counter, origin: origin))
+        }
+        return stamps
+    }
+
+    /// The records of `keys` the owner has, with their numbers. A name holding a NUL is no text
+    /// of PostgreSQL's, so no row holds it: such names are not asked for.
+    public func records(
+        forKeys keys: [String], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [WireRecord] {
+        let names = keys.filter { !$0.utf8.contains(0) }
+        guard !names.isEmpty else { return [] }
+        var sql = select(Self.recordColumns)
+        sql.append(" AND key = ANY(")
+        sql.bind(names)
+        sql.append(")")
+        return try await records(sql, on: connection, logger: logger)
+    }
+
+    /// The owner's records numbered after `seq`, in order; with `limit`, at most that many.
+    public func changes(
+        after seq: Int64, limit: Int? = nil, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [WireRecord] {
+        var sql = select(Self.recordColumns)
+        sql.append(" AND seq > ")
+        sql.bind(seq)
+        sql.append(" ORDER BY seq")
+        if let limit {
+            sql.append(" LIMIT ")
+            sql.bind(limit)
+        }
+        return try await records(sql, on: connection, logger: logger)
+    }
+
+    /// The owner's last number, 0 when it never had one: its head when the table keeps heads (an
+    /// expired removal takes its row, not its number), else its rows' highest number.
+    public func latest(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+        var sql = SQLBuilder()
+        if let heads = table.heads {
+            sql.append("SELECT coalesce(max(latest), 0) FROM \(heads) WHERE ")
+            appendOwner(to: &sql)
+        } else {
+            sql = select("coalesce(max(seq), 0)")
+        }
+        for try await latest in try await connection.query(sql.query, logger: logger).decode(Int64.self) {
+            return latest
+        }
+        return 0
+    }
+
+    private func records(_ sql: SQLBuilder, on connection: PostgresConnection, logger: Logger) async throws
+        -> [WireRecord]
+    {
+        var records: [WireRecord] = []
+        let rows = try await connection.query(sql.query, logger: logger)
+        for try await (key, value, wall, counter, origin, seq) in rows.decode(
+            (String, Data?, Int64, Int64, String, Int64).self)
+        {
+            records.append(WireRecord(key: key, value: value, wall: wall, counter: counter, origin: origin, seq: seq))
+        }
+        return records
+    }
+}
