@@ -18,7 +18,7 @@ import Testing
 ///    answered (what `UnreadableRemoteValueTests` does not cover: a key holding its default, the
 ///    catch-up paths, a local value written offline).
 @Suite(.enabled(if: RuleMachine.isAvailable, "the helper is built with the tests"))
-struct SyncRulesTests {
+struct SyncFollowsTheSuitesRulesTests {
     // MARK: 1. A registered default is never pushed; an older offline write never wins
 
     @Test(
@@ -151,13 +151,7 @@ struct SyncRulesTests {
         try await machine.quit()
     }
 
-    @Test(
-        "A change made before the key became managed is not pushed while it is managed",
-        .disabled(
-            """
-            engine: push(to:) sends every pending journal entry, read from persistentStoredValues() (the \
-            user's layer beneath the managed one), never asking whether the suite manages the key
-            """))
+    @Test("A change made before the key became managed is not pushed while it is managed")
     func changeBeneathAManagedKeyIsNotPushed() async throws {
         let directory = try MachineDirectory()
         // The user's own change, made offline and kept in the journal.
@@ -221,11 +215,6 @@ struct SyncRulesTests {
 
     @Test(
         "A change kept in the journal is pushed by a run that declares no key, and waited for",
-        .disabled(
-            """
-            engine: a suite's journal is opened only by watch(_:), for a key of the suite declared in the run; \
-            with none, push() and pendingTimestamps see no watch: nothing pushed, pending=0, waiting returns
-            """),
         arguments: Unpushed.allCases)
     func journalPushedWithNoKeyDeclared(unpushed: Unpushed) async throws {
         let directory = try MachineDirectory()
