@@ -165,6 +165,7 @@ let package = Package(
             dependencies: [
                 "Defaults",
                 "DefaultsPostgres",
+                "DefaultsSyncClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -2,7 +2,8 @@ import ArgumentParser
 import Logging
 
 /// `defaults-sync`: how `Defaults.iCloud` syncs on this machine. A command of its own, apart from
-/// `defaults`, so that the settings command builds without the PostgreSQL client and its TLS stack.
+/// `defaults`, so that the settings command builds without the PostgreSQL client, the sync
+/// service's WebSocket client and their TLS stack.
 @main
 struct DefaultsSyncTool: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,10 +14,14 @@ struct DefaultsSyncTool: ParsableCommand {
         defaultSubcommand: Status.self
     )
 
-    /// The environment variable that holds the store's URL.
+    /// The environment variable that holds the store's URL: `postgres://…` or the sync service's
+    /// `ws://…`/`wss://…`.
     static let urlVariable = "DEFAULTS_SYNC_URL"
-    /// The environment variable that holds the namespace, for the server's record count.
+    /// The environment variable that holds the namespace, for the store's record count.
     static let namespaceVariable = "DEFAULTS_SYNC_NAMESPACE"
+    /// The environment variable that holds the sync service's token: never an argument, which any
+    /// user of the machine could read with `ps`.
+    static let tokenVariable = "DEFAULTS_SYNC_TOKEN"
 
     static func main() {
         // The report carries every problem itself; the library's log lines would repeat them.

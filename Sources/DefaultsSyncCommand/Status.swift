@@ -1,25 +1,47 @@
 import ArgumentParser
 import Defaults
-import DefaultsPostgres
 import Foundation
 import Synchronization
 
-/// `defaults-sync status`: whether the store is reachable, what is pending, when each suite last
-/// synced.
+/// `defaults-sync status`: whether the store is reachable and what it holds for the namespace,
+/// asked through `DefaultsSyncStore` as the library asks it; what is pending here, and when each
+/// suite last synced.
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show whether the sync store is reachable, the pending changes and the last sync time.",
+        abstract: "Show whether the sync store is reachable, its records, the pending changes and the last sync time.",
         discussion: """
-            The store is the PostgreSQL URL in $\(DefaultsSyncTool.urlVariable) \
-            (postgres://user:password@host:5432/database); $\(DefaultsSyncTool.namespaceVariable) \
-            names the application's namespace, for the server's record count. Pending changes and \
-            sync times are read from the sync journals in $XDG_CONFIG_HOME/.defaults-sync (or \
-            ~/.config/.defaults-sync).
+            The store is the one $\(DefaultsSyncTool.urlVariable) names, made as an application \
+            makes it: postgres://user:password@host:5432/database for PostgresSyncStore, with \
+            $\(DefaultsSyncTool.namespaceVariable) naming the application's namespace (without it, \
+            only the server is checked); or the sync service's wss://host (ws://host:port on \
+            loopback or a private network) for SyncServiceStore, with a token in \
+            $\(DefaultsSyncTool.tokenVariable) (never on the command line, where ps shows it), which \
+            names the user and the namespace. The store is asked what the library asks it: it \
+            connects (a PostgreSQL database without the store's tables gets them, as at an \
+            application's first connection), then lists the namespace's records, as stored: end to \
+            end encrypted ones under hashed names, with the encryption's check and head records \
+            (no passphrase is read). The last change is the newest record's version, by the clock \
+            of the machine that wrote it. Pending changes and sync times are read from the sync \
+            journals in $XDG_CONFIG_HOME/.defaults-sync (or ~/.config/.defaults-sync).
+
+            Exits with status 1, the report naming the problem (errorKind and problems in JSON), \
+            when no store is configured, its URL cannot be read or has another scheme, the token \
+            is missing, malformed or refused, the store cannot be reached or does not answer \
+            within --timeout seconds, or a journal cannot be read.
             """
     )
 
     @Flag(help: "Print JSON.")
     var json = false
+
+    @Option(help: "How many seconds to wait for the store at most (1...600).")
+    var timeout = 10
+
+    func validate() throws {
+        guard (1...600).contains(timeout) else {
+            throw ValidationError("--timeout must be between 1 and 600 seconds")
+        }
+    }
 
     struct Report: Encodable {
         struct Suite: Encodable {
@@ -30,39 +52,74 @@ struct Status: ParsableCommand {
             var problem: String?
         }
 
+        /// Whether nothing failed (the command then exits with 0).
+        var ok: Bool { problems.isEmpty }
         var store: String?
+        /// `postgres` or `sync-service`.
+        var storeKind: String?
         var connected: Bool
+        /// Why the store could not be asked.
         var error: String?
+        var errorKind: StatusProblem.Kind?
         var serverRecords: Int?
         var serverLastChange: Date?
         var suites: [Suite]
+        /// Every problem: the store's and the journals'.
+        var problems: [StatusProblem]
+
+        enum CodingKeys: String, CodingKey {
+            case ok, store, storeKind, connected, error, errorKind, serverRecords, serverLastChange, suites, problems
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(ok, forKey: .ok)
+            try container.encodeIfPresent(store, forKey: .store)
+            try container.encodeIfPresent(storeKind, forKey: .storeKind)
+            try container.encode(connected, forKey: .connected)
+            try container.encodeIfPresent(error, forKey: .error)
+            try container.encodeIfPresent(errorKind, forKey: .errorKind)
+            try container.encodeIfPresent(serverRecords, forKey: .serverRecords)
+            try container.encodeIfPresent(serverLastChange, forKey: .serverLastChange)
+            try container.encode(suites, forKey: .suites)
+            try container.encode(problems, forKey: .problems)
+        }
     }
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        var report = Report(
-            connected: false,
-            suites: Defaults.iCloud.journalSummaries().map {
-                Report.Suite(
-                    suite: $0.suite, pendingChanges: $0.pendingChanges, lastSync: $0.lastSync, problem: $0.problem)
-            })
-        if let url = environment[DefaultsSyncTool.urlVariable], !url.isEmpty {
-            let namespace = environment[DefaultsSyncTool.namespaceVariable].flatMap { $0.isEmpty ? nil : $0 }
-            do {
-                // Without a namespace only the server is checked: any name will do to connect.
-                let store = try PostgresSyncStore(url: url, namespace: namespace ?? "defaults-sync-status")
-                report.store = namespace == nil ? store.endpoint : store.description
-                let summary = try Self.wait { try await store.serverSummary() }
-                report.connected = true
-                if namespace != nil {
-                    report.serverRecords = summary.records
-                    report.serverLastChange = summary.lastChange
-                }
-            } catch {
-                report.error = "\(error)"
+        func variable(_ name: String) -> String? {
+            environment[name].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap {
+                $0.isEmpty ? nil : $0
             }
-        } else {
-            report.error = "no store configured: set \(DefaultsSyncTool.urlVariable)"
+        }
+        var report = Report(connected: false, suites: [], problems: [])
+        do {
+            let store = try StatusStore.make(
+                url: variable(DefaultsSyncTool.urlVariable), namespace: variable(DefaultsSyncTool.namespaceVariable),
+                token: variable(DefaultsSyncTool.tokenVariable), timeout: .seconds(timeout))
+            report.store = store.label
+            report.storeKind = store.kind
+            let view = try Self.wait(seconds: timeout, for: store.label) { try await store.view() }
+            report.connected = true
+            report.serverRecords = view.records
+            report.serverLastChange = view.lastChange
+        } catch {
+            let problem = error as? StatusProblem ?? StatusProblem(.unreachable, "\(error)")
+            report.error = problem.message
+            report.errorKind = problem.kind
+            report.problems.append(problem)
+        }
+        report.suites = Defaults.iCloud.journalSummaries().map {
+            Report.Suite(suite: $0.suite, pendingChanges: $0.pendingChanges, lastSync: $0.lastSync, problem: $0.problem)
+        }
+        if let problem = Self.journalDirectoryProblem() {
+            report.problems.append(problem)
+        }
+        for suite in report.suites {
+            if let problem = suite.problem {
+                report.problems.append(StatusProblem(.unreadableJournal, "\(suite.suite): \(problem)"))
+            }
         }
         if json {
             let encoder = JSONEncoder()
@@ -71,6 +128,26 @@ struct Status: ParsableCommand {
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
         } else {
             print(Self.text(report))
+        }
+        if !report.ok {
+            throw ExitCode.failure
+        }
+    }
+
+    /// Why the journals' directory cannot be listed, when it is there; the summaries would
+    /// otherwise show it as no suite having synced.
+    static func journalDirectoryProblem() -> StatusProblem? {
+        let directory = FileSuite.defaultDirectory.appendingPathComponent(".defaults-sync", isDirectory: true)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else { return nil }
+        guard isDirectory.boolValue else {
+            return StatusProblem(.unreadableJournal, "\(directory.path) is not a directory of sync journals")
+        }
+        do {
+            _ = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            return nil
+        } catch {
+            return StatusProblem(.unreadableJournal, "\(directory.path) could not be listed: \(error)")
         }
     }
 
@@ -86,14 +163,13 @@ struct Status: ParsableCommand {
                 "server records: \(records)"
                     + (report.serverLastChange.map { " (last change \(dates.string(from: $0)))" } ?? ""))
         }
+        for problem in report.problems where problem.kind == .unreadableJournal {
+            lines.append("error: \(problem.message)")
+        }
         if report.suites.isEmpty {
             lines.append("pending changes: none (no suite has synced on this machine)")
         }
-        for suite in report.suites {
-            if let problem = suite.problem {
-                lines.append("\(suite.suite): \(problem)")
-                continue
-            }
+        for suite in report.suites where suite.problem == nil {
             lines.append(
                 "\(suite.suite): \(suite.pendingChanges) pending change(s), last sync "
                     + (suite.lastSync.map { dates.string(from: $0) } ?? "never"))
@@ -101,8 +177,11 @@ struct Status: ParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    /// Runs async work from this synchronous command, with a 10-second limit.
-    static func wait<Result: Sendable>(_ work: @escaping @Sendable () async throws -> Result) throws -> Result {
+    /// Runs async work from this synchronous command, for `seconds` at most: a store that never
+    /// answers fails the command rather than hanging it.
+    static func wait<Result: Sendable>(
+        seconds: Int, for store: String, _ work: @escaping @Sendable () async throws -> Result
+    ) throws -> Result {
         let outcome = Mutex<Swift.Result<Result, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let task = Task {
@@ -115,12 +194,12 @@ struct Status: ParsableCommand {
             outcome.withLock { $0 = result }
             done.signal()
         }
-        if done.wait(timeout: .now() + 10) == .timedOut {
+        if done.wait(timeout: .now() + .seconds(seconds)) == .timedOut {
             task.cancel()
-            throw PostgresSyncError("the server did not answer within 10 seconds")
+            throw StatusProblem(.timedOut, "\(store): no answer within \(seconds) s")
         }
         guard let result = outcome.withLock({ $0 }) else {
-            throw PostgresSyncError("the status check ended without a result")
+            throw StatusProblem(.unreachable, "\(store): the status check ended without a result")
         }
         return try result.get()
     }

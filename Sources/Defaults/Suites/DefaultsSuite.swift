@@ -100,17 +100,13 @@ extension DefaultsSuite {
     /// Sets the values one by one without telling observers, then posts one change with every
     /// key whose read value changed.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
-        var old: [String: Any?] = [:]
-        for change in changes where old.index(forKey: change.key) == nil {
-            old[change.key] = .some(object(forKey: change.key))
-        }
-        Defaults.withoutPropagation {
-            for change in changes {
-                set(change.object, forKey: change.key)
+        postingChanges(of: changes.lazy.map(\.key)) {
+            Defaults.withoutPropagation {
+                for change in changes {
+                    set(change.object, forKey: change.key)
+                }
             }
         }
-        let changed = old.keys.filter { key in !PropertyListValue.isEqual(old[key] ?? nil, object(forKey: key)) }
-        self.changes.post(SuiteChange(keys: Set(changed)))
     }
 
     /// The value of `key` if it is an array, as `UserDefaults.array(forKey:)` returns it: for

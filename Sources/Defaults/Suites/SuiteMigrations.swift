@@ -35,7 +35,8 @@ enum SuiteMigrations {
                 let fresh = relevantValues(of: candidates.migrations, in: fileSuite.store)
                 let plan = plan(fresh.migrations, values: fresh.values)
                 planned = plan
-                return plan.moves.isEmpty ? nil : fileSuite.store.apply(.migrated(plan.moves))
+                return plan.moves.isEmpty
+                    ? nil : fileSuite.editHoldingLocks(.migrated(plan.moves), isPersistedByCaller: true)
             }
         } else {
             storeBacked.edit(.migrated(firstPlan.moves))

@@ -102,21 +102,15 @@ public final class UserDefaultsSuite: DefaultsSuite, EditableSuite, Sendable {
     }
 
     package func apply(_ values: some Collection<(key: String, value: PropertyListValue?)>) {
-        var old: [String: Any?] = [:]
-        for (key, _) in values where old.index(forKey: key) == nil {
-            old[key] = .some(object(forKey: key))
-        }
-        for (key, value) in values {
-            if let value {
-                userDefaults.set(value.object, forKey: key)
-            } else {
-                userDefaults.removeObject(forKey: key)
+        postingChanges(of: values.lazy.map(\.key)) {
+            for (key, value) in values {
+                if let value {
+                    userDefaults.set(value.object, forKey: key)
+                } else {
+                    userDefaults.removeObject(forKey: key)
+                }
             }
-        }
-        writes.writeLater(self)
-        let changed = old.keys.filter { !PropertyListValue.isEqual(old[$0] ?? nil, object(forKey: $0)) }
-        if !changed.isEmpty {
-            changes.post(SuiteChange(keys: Set(changed)))
+            writes.writeLater(self)
         }
     }
 
@@ -136,13 +130,12 @@ public final class UserDefaultsSuite: DefaultsSuite, EditableSuite, Sendable {
 
     public func removeAll() {
         let keys = Array(persistentValues().keys)
-        let old = Dictionary(uniqueKeysWithValues: keys.map { ($0, self.object(forKey: $0)) })
-        for key in keys {
-            userDefaults.removeObject(forKey: key)
+        postingChanges(of: keys) {
+            for key in keys {
+                userDefaults.removeObject(forKey: key)
+            }
+            writes.writeLater(self)
         }
-        writes.writeLater(self)
-        changes.post(
-            SuiteChange(keys: Set(keys.filter { !PropertyListValue.isEqual(old[$0] ?? nil, object(forKey: $0)) })))
     }
 
     /// Registers with Foundation, whose registration domain is shared by every `UserDefaults`

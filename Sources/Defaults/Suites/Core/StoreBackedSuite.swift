@@ -2,7 +2,8 @@ import DefaultsPropertyList
 import Foundation
 
 /// A suite whose values are a ``SuiteStore``: every change of its domains is an edit applied by
-/// ``edit(_:tellsChanges:)``, which the suite's backend persists and the store then delivers.
+/// ``edit(_:tellsChanges:)`` (or, under the suite's locks, ``editHoldingLocks(_:tellsChanges:isPersistedByCaller:)``),
+/// which the suite's backend persists and the store then delivers.
 package protocol StoreBackedSuite: EditableSuite {
     var store: SuiteStore { get }
 
@@ -12,14 +13,29 @@ package protocol StoreBackedSuite: EditableSuite {
 }
 
 extension StoreBackedSuite {
-    /// Applies `edit`, has it persisted, then posts and reports it with no lock held.
+    /// The one path of every change of the suite's domains: the store applies `edit` and decides
+    /// what it changed, the backend persists it, then the store posts it (with the edit's own
+    /// origin) and reports what it refused, with no lock held.
     @discardableResult
     func edit(_ edit: SuiteEdit, tellsChanges: Bool = true) -> SuiteEdit.Outcome {
+        let outcome = editHoldingLocks(edit, tellsChanges: tellsChanges)
+        store.deliver(outcome)
+        return outcome
+    }
+
+    /// ``edit(_:tellsChanges:)`` for a caller that holds a lock of the suite (a reload, a write
+    /// holding the file's lock): applied and persisted now; the caller hands the outcome to
+    /// ``SuiteStore/deliver(_:)`` once it holds none, so that observers may write, flush or reload.
+    ///
+    /// - Parameter isPersistedByCaller: The edit runs inside the backend's own write
+    ///   (``FileSuite/synchronize(editing:)``), which persists it before it returns.
+    func editHoldingLocks(
+        _ edit: SuiteEdit, tellsChanges: Bool = true, isPersistedByCaller: Bool = false
+    ) -> SuiteEdit.Outcome {
         let outcome = store.apply(edit, tellsChanges: tellsChanges)
-        if outcome.isPersistable {
+        if outcome.isPersistable, !isPersistedByCaller {
             persist(outcome)
         }
-        store.deliver(outcome)
         return outcome
     }
 

@@ -10,7 +10,9 @@ import Synchronization
 /// administrator or another machine): it applies the administrator's rule, updates the domains
 /// and the pending changes under one lock and returns what changed; ``deliver(_:)`` then posts
 /// and reports it with no lock held, so that observers and problem handlers may write, flush or
-/// reload. Values arrive converted (``SuiteWrite``). A suite type is a backend: it loads values
+/// reload. A suite reaches both through ``StoreBackedSuite/edit(_:tellsChanges:)``, so that what
+/// changed is decided here and posted with the edit's own origin, whatever made it (a reload of
+/// the file too). Values arrive converted (``SuiteWrite``). A suite type is a backend: it loads values
 /// into its store and persists the pending changes (``FileSuite``), or keeps none (``InMemorySuite``).
 package final class SuiteStore: Sendable {
     struct State {

@@ -219,7 +219,7 @@ extension FileSuite {
             rejecting: { [unowned self] name, value in
                 Defaults.KeyRegistry.declarationRejecting(value, named: name, in: self)
             },
-            apply: { vendor, managed in store.apply(.administrator(vendor: vendor, managed: managed)) }
+            apply: { vendor, managed in editHoldingLocks(.administrator(vendor: vendor, managed: managed)) }
         )
         for problem in ignored {
             report(problem)

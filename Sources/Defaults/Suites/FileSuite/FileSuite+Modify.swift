@@ -30,7 +30,7 @@ extension FileSuite {
             }
             switch SuiteWrite.convert(value, forKey: key, suite: name, fileURL: fileURL) {
             case .success(let value):
-                return store.apply(.set(key, value))
+                return editHoldingLocks(.set(key, value), isPersistedByCaller: true)
             case .failure(let problem):
                 unsupported = problem
                 return nil

@@ -56,7 +56,8 @@ extension FileSuite {
     struct FileWrite {
         var failure: DefaultsError?
         var problems: [DefaultsError] = []
-        var changedByOthers = Set<String>()
+        /// What other processes changed, found in the file before writing it.
+        var merged: SuiteEdit.Outcome?
         var edit: SuiteEdit.Outcome?
         /// Values put back because the file could not hold them.
         var putBack: SuiteEdit.Outcome?
@@ -76,7 +77,7 @@ extension FileSuite {
             startWatching()
             do {
                 try file.withLock {
-                    written.changedByOthers = try mergeWithFile(problems: &written.problems)
+                    written.merged = try mergeWithFile(problems: &written.problems)
                     written.edit = whileSynchronizingOnThisThread(edit)
                     try writeValues(io: &io, written: &written)
                 }
@@ -101,8 +102,7 @@ extension FileSuite {
         for problem in written.problems + (written.failure.map { [$0] } ?? []) {
             report(problem)
         }
-        changes.post(SuiteChange(keys: written.changedByOthers, origin: .otherProcess))
-        for outcome in [written.edit, written.putBack].compactMap(\.self) {
+        for outcome in [written.merged, written.edit, written.putBack].compactMap(\.self) {
             store.deliver(outcome)
         }
     }
@@ -115,11 +115,11 @@ extension FileSuite {
     }
 
     /// Reads the file if another process changed it since this one read or wrote it, and makes
-    /// it the base of the values in memory. Returns the keys whose values changed. Runs holding
-    /// the file lock.
-    private func mergeWithFile(problems: inout [DefaultsError]) throws -> Set<String> {
+    /// it the base of the values in memory. Returns what that changed, to deliver once the locks
+    /// are released. Runs holding the file lock.
+    private func mergeWithFile(problems: inout [DefaultsError]) throws -> SuiteEdit.Outcome? {
         // Unchanged since we read or wrote it (the common case): no need to read it again.
-        if isFileAsLoaded() { return [] }
+        if isFileAsLoaded() { return nil }
         let loadedIdentity = fileState.withLock { $0.loadedIdentity }
         let values: [String: PropertyListValue]
         let identity: FileIdentity?
@@ -146,17 +146,18 @@ extension FileSuite {
     }
 
     /// Makes `values`, read from the file as the version `identity`, the base of the values in
-    /// memory, with this process's pending changes on top; returns the keys whose read value
-    /// changed. Nothing changes when that version is the one already loaded.
+    /// memory, with this process's pending changes on top (a ``SuiteEdit/load(_:)`` edit, whose
+    /// origin is another process); returns what it changed, for the caller to deliver once it
+    /// holds no lock. Nothing changes when that version is the one already loaded.
     func adopt(
         _ values: [String: PropertyListValue], identity: FileIdentity?, loadedIdentity: FileIdentity?
-    ) -> Set<String> {
+    ) -> SuiteEdit.Outcome? {
         if identity != nil, identity == loadedIdentity {
-            return []
+            return nil
         }
         // Under `io`, which every change of the loaded identity holds: no write can come between.
         fileState.withLock { $0.loadedIdentity = identity }
-        return store.apply(.load(values)).changed
+        return editHoldingLocks(.load(values))
     }
 
     /// Writes the values in memory if any change is pending. Runs holding `io` and the file lock.

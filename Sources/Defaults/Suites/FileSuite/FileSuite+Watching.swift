@@ -126,9 +126,9 @@ extension FileSuite {
         // (a write that lands after this check has an event of its own).
         if isFileAsLoaded() { return }
         var problems: [DefaultsError] = []
-        let changedKeys = io.withLock { io -> Set<String> in
+        let outcome = io.withLock { io -> SuiteEdit.Outcome? in
             let loadedIdentity = fileState.withLock { $0.loadedIdentity }
-            if isFileAsLoaded() { return [] }
+            if isFileAsLoaded() { return nil }
             var found: [DefaultsError] = []
             let values: [String: PropertyListValue]
             let identity: FileIdentity?
@@ -146,7 +146,7 @@ extension FileSuite {
                     problems += found
                     record(found)
                 }
-                return []
+                return nil
             }
             problems += found
             let changed = adopt(values, identity: identity, loadedIdentity: loadedIdentity)
@@ -157,6 +157,8 @@ extension FileSuite {
         for problem in problems {
             announce(problem)
         }
-        changes.post(SuiteChange(keys: changedKeys, origin: .otherProcess))
+        if let outcome {
+            store.deliver(outcome)
+        }
     }
 }

@@ -1,0 +1,316 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The built `defaults-sync status`, run as a process: it asks the store `$DEFAULTS_SYNC_URL`
+/// names through `DefaultsSyncStore`, and every failure exits non-zero, naming the problem in
+/// text and in JSON. (The sync service's cases are in the SyncService package's
+/// `StatusCommandTests`, which starts the server.)
+@Suite(
+    "defaults-sync status through the store",
+    .enabled(if: FileManager.default.isExecutableFile(atPath: StatusCommand.path)))
+struct PostgresSyncStatusCommandTests {
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    @Test(.enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"))
+    func reportsTheRecordsTheNamespacesTableHoldsAndThePendingChanges() async throws {
+        try await PostgresCluster.with { cluster in
+            let namespace = "com.example.status"
+            let a = try await SyncProcess(
+                configDirectory: directory.machine("a"), url: cluster.url, namespace: namespace,
+                keys: ["one", "two", "three"])
+            for key in ["one", "two", "three"] {
+                try await a.set(key, "value-of-\(key)")
+            }
+            try await a.waitForSync()
+            try await a.quit()
+            // Another namespace of the same database is not counted.
+            let other = try await SyncProcess(
+                configDirectory: directory.machine("other"), url: cluster.url, namespace: "com.example.other",
+                keys: ["elsewhere"])
+            try await other.set("elsewhere", "x")
+            try await other.waitForSync()
+            try await other.quit()
+            let held = try cluster.query(
+                "SELECT count(*) FROM defaults_sync_values WHERE namespace = '\(namespace)'",
+                database: "defaults_sync")
+            #expect(held == ["3"])
+
+            let environment = [
+                "DEFAULTS_SYNC_URL": cluster.url, "DEFAULTS_SYNC_NAMESPACE": namespace,
+                "XDG_CONFIG_HOME": directory.machine("a").path,
+            ]
+            let (result, report) = try StatusCommand.json(environment)
+            #expect(result.status == 0, "\(result)")
+            #expect(report.ok && report.connected && report.error == nil, "\(result)")
+            #expect(report.serverRecords == 3, "\(result)")
+            #expect(report.serverLastChange != nil)
+            #expect(report.storeKind == "postgres")
+            #expect(report.store?.contains("(namespace \(namespace))") == true, "\(result)")
+            #expect(report.store?.contains(PostgresCluster.password) == false)
+            #expect(report.suites.map(\.suite) == ["sync-helper"])
+            #expect(report.suites.first?.pendingChanges == 0)
+            // Plain JSON: a URL's slashes are not escaped.
+            #expect(!result.output.contains("\\/"), "\(result.output)")
+
+            let text = try StatusCommand.run(environment)
+            #expect(text.status == 0, "\(text)")
+            #expect(text.output.contains("connected: yes"), "\(text)")
+            #expect(text.output.contains("server records: 3 (last change "), "\(text)")
+            #expect(text.output.contains("sync-helper: 0 pending change(s), last sync "), "\(text)")
+
+            // Without a namespace, the server alone: no made-up namespace, no record count.
+            var serverOnly = environment
+            serverOnly["DEFAULTS_SYNC_NAMESPACE"] = ""
+            let (checked, server) = try StatusCommand.json(serverOnly)
+            #expect(checked.status == 0, "\(checked)")
+            #expect(server.connected && server.serverRecords == nil, "\(checked)")
+            #expect(server.store?.contains("namespace") == false, "\(checked)")
+        }
+    }
+
+    @Test(.enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"))
+    func aRefusedPasswordAndAnUnreadableJournalFail() async throws {
+        try await PostgresCluster.with { cluster in
+            let machine = try await SyncProcess(
+                configDirectory: directory.machine("a"), url: cluster.url, namespace: "com.example.status",
+                keys: ["k"])
+            try await machine.set("k", "v")
+            try await machine.waitForSync()
+            try await machine.quit()
+            var environment = [
+                "DEFAULTS_SYNC_URL": cluster.url(password: "wrong-password"),
+                "DEFAULTS_SYNC_NAMESPACE": "com.example.status", "XDG_CONFIG_HOME": directory.machine("a").path,
+            ]
+            let (result, refused) = try StatusCommand.json(environment)
+            #expect(result.status != 0, "\(result)")
+            #expect(!refused.ok && !refused.connected)
+            #expect(refused.errorKind == "unreachable", "\(result)")
+            #expect(refused.error?.contains("password authentication failed") == true, "\(result)")
+            #expect(!result.output.contains("wrong-password"), "\(result)")
+            let text = try StatusCommand.run(environment)
+            #expect(text.status != 0, "\(text)")
+            #expect(text.output.contains("error: ") && text.output.contains("password authentication failed"))
+            #expect(!text.output.contains("wrong-password"), "\(text)")
+
+            // A damaged journal fails the status, and is left as it is: the status only reads.
+            environment["DEFAULTS_SYNC_URL"] = cluster.url
+            let journal = directory.machine("a").appendingPathComponent(".defaults-sync/damaged.plist")
+            try Data("not a property list".utf8).write(to: journal)
+            let (damagedResult, damaged) = try StatusCommand.json(environment)
+            #expect(damagedResult.status != 0, "\(damagedResult)")
+            #expect(damaged.connected && damaged.serverRecords == 1 && damaged.error == nil, "\(damagedResult)")
+            #expect(damaged.problems.map(\.kind) == ["unreadable-journal"], "\(damagedResult)")
+            let suite = damaged.suites.first { $0.suite == "damaged" }
+            #expect(suite?.problem?.contains("could not be read") == true, "\(damagedResult)")
+            let damagedText = try StatusCommand.run(environment)
+            #expect(damagedText.status != 0)
+            #expect(damagedText.output.contains("error: damaged: "), "\(damagedText)")
+            #expect(try Data(contentsOf: journal) == Data("not a property list".utf8))
+            let left = try FileManager.default.contentsOfDirectory(atPath: journal.deletingLastPathComponent().path)
+            #expect(!left.contains { $0.contains("corrupt") }, "nothing moved aside: \(left)")
+        }
+    }
+
+    @Test func anUnreachableServerFails() throws {
+        let port = try PostgresCluster.freePort()
+        for url in ["postgres://defaults:secret@127.0.0.1:\(port)/db?sslmode=disable", "ws://127.0.0.1:\(port)"] {
+            let environment = [
+                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": StatusCommand.unsignedToken,
+                "DEFAULTS_SYNC_NAMESPACE": "", "XDG_CONFIG_HOME": directory.url.path,
+            ]
+            let (result, report) = try StatusCommand.json(environment)
+            #expect(result.status != 0, "\(result)")
+            #expect(!report.ok && !report.connected)
+            #expect(report.errorKind == "unreachable", "\(result)")
+            #expect(report.error?.contains("127.0.0.1:\(port)") == true, "\(result)")
+            #expect(!result.output.contains("secret"))
+            let text = try StatusCommand.run(environment)
+            #expect(text.status != 0, "\(text)")
+            #expect(text.output.contains("connected: no") && text.output.contains("error: "), "\(text)")
+        }
+    }
+
+    /// A server that accepts the connection and never answers fails the status at its deadline.
+    @Test func aServerThatNeverAnswersFailsAtTheDeadline() throws {
+        let silent = try SilentListener()
+        let urls = ["postgres://defaults@127.0.0.1:\(silent.port)/db?sslmode=disable", "ws://127.0.0.1:\(silent.port)"]
+        for url in urls {
+            let environment = [
+                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": StatusCommand.unsignedToken,
+                "DEFAULTS_SYNC_NAMESPACE": "", "XDG_CONFIG_HOME": directory.url.path,
+            ]
+            let (result, report) = try StatusCommand.json(environment, arguments: ["--timeout", "2"])
+            #expect(result.status != 0, "\(result)")
+            #expect(!report.connected)
+            // The store's own limit on one answer or the command's deadline, whichever ends first.
+            #expect(["timed-out", "unreachable"].contains(report.errorKind ?? ""), "\(result)")
+            #expect(report.error?.contains("within") == true, "\(result)")
+        }
+    }
+
+    @Test func anUnknownSchemeABadURLOrNoStoreFails() throws {
+        let cases: [(url: String, kind: String, says: String)] = [
+            ("mysql://user:secret@127.0.0.1/db", "unknown-scheme", "\"mysql\""),
+            ("https://user:secret@example.com/sync", "unknown-scheme", "\"https\""),
+            ("not a url secret", "bad-url", "is not a URL"),
+            ("postgres://:secret@127.0.0.1/db", "bad-url", "names no user"),
+            ("postgres://user:secret@127.0.0.1/db?sslmode=sometimes", "bad-url", "sslmode"),
+            ("wss://", "bad-url", "names no host"),
+            ("", "no-store", "DEFAULTS_SYNC_URL"),
+        ]
+        for (url, kind, says) in cases {
+            let environment = [
+                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": StatusCommand.unsignedToken,
+                "XDG_CONFIG_HOME": directory.url.path,
+            ]
+            let (result, report) = try StatusCommand.json(environment)
+            #expect(result.status != 0, "\(url): \(result)")
+            #expect(report.errorKind == kind, "\(url): \(result)")
+            #expect(report.error?.contains(says) == true, "\(url): \(result)")
+            #expect(report.problems.map(\.kind) == [kind], "\(url): \(result)")
+            // A URL can hold a password: it is never echoed.
+            #expect(!result.output.contains("secret"), "\(url): \(result)")
+            let text = try StatusCommand.run(environment)
+            #expect(text.status != 0, "\(url): \(text)")
+            #expect(text.output.contains("error: ") && text.output.contains(says), "\(url): \(text)")
+            #expect(!text.output.contains("secret"), "\(url): \(text)")
+        }
+    }
+
+    @Test func theServiceTakesAWellFormedTokenFromTheEnvironmentOnly() throws {
+        let port = try PostgresCluster.freePort()
+        let cases: [(token: String, kind: String, says: String)] = [
+            ("", "no-token", "DEFAULTS_SYNC_TOKEN"),
+            ("not-a-token", "bad-token", "not a JWT"),
+        ]
+        for (token, kind, says) in cases {
+            let environment = [
+                "DEFAULTS_SYNC_URL": "ws://127.0.0.1:\(port)", "DEFAULTS_SYNC_TOKEN": token,
+                "XDG_CONFIG_HOME": directory.url.path,
+            ]
+            let (result, report) = try StatusCommand.json(environment)
+            #expect(result.status != 0, "\(result)")
+            #expect(report.errorKind == kind, "\(result)")
+            #expect(report.error?.contains(says) == true, "\(result)")
+        }
+        // The token's namespace must be the one asked for.
+        let mismatch = try StatusCommand.json([
+            "DEFAULTS_SYNC_URL": "ws://127.0.0.1:\(port)", "DEFAULTS_SYNC_TOKEN": StatusCommand.unsignedToken,
+            "DEFAULTS_SYNC_NAMESPACE": "com.example.other", "XDG_CONFIG_HOME": directory.url.path,
+        ])
+        #expect(mismatch.result.status != 0)
+        #expect(mismatch.report.errorKind == "namespace-mismatch", "\(mismatch.result)")
+        // No option takes a token, where `ps` would show it; a deadline must be positive.
+        for arguments in [["--token", StatusCommand.unsignedToken], ["--timeout", "0"]] {
+            let refused = try StatusCommand.run(
+                ["DEFAULTS_SYNC_URL": "ws://127.0.0.1:\(port)", "XDG_CONFIG_HOME": directory.url.path],
+                arguments: arguments)
+            #expect(refused.status != 0, "\(arguments): \(refused)")
+        }
+    }
+}
+
+/// The built `defaults-sync status`.
+enum StatusCommand {
+    static let path = builtExecutable("defaults-sync")
+
+    /// What `status --json` prints.
+    struct Report: Decodable {
+        struct Suite: Decodable {
+            var suite: String
+            var pendingChanges: Int
+            var problem: String?
+        }
+
+        struct Problem: Decodable {
+            var kind: String
+            var message: String
+        }
+
+        var ok: Bool
+        var store: String?
+        var storeKind: String?
+        var connected: Bool
+        var error: String?
+        var errorKind: String?
+        var serverRecords: Int?
+        var serverLastChange: Date?
+        var suites: [Suite]
+        var problems: [Problem]
+    }
+
+    /// A token of no server's key, naming user `u` and namespace `com.example.app`: well formed,
+    /// for what happens before a server checks it.
+    static let unsignedToken: String = {
+        func part(_ json: String) -> String {
+            Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        return part(#"{"alg":"HS256","typ":"JWT"}"#) + "."
+            + part(#"{"sub":"u","ns":"com.example.app","iat":1700000000,"exp":4102444800}"#) + ".c2lnbmF0dXJl"
+    }()
+
+    /// Runs `defaults-sync status` with `environment` on top of this process's (every variable of
+    /// the command set, so that none comes from the test's own environment).
+    static func run(_ environment: [String: String], arguments: [String] = []) throws -> ChildProcess.Result {
+        let defaults = ["DEFAULTS_SYNC_URL": "", "DEFAULTS_SYNC_NAMESPACE": "", "DEFAULTS_SYNC_TOKEN": ""]
+        return try ChildProcess.run(
+            path, ["status"] + arguments, environment: defaults.merging(environment) { $1 })
+    }
+
+    /// Runs `defaults-sync status --json` and decodes its report.
+    static func json(_ environment: [String: String], arguments: [String] = []) throws -> (
+        result: ChildProcess.Result, report: Report
+    ) {
+        let result = try run(environment, arguments: ["--json"] + arguments)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            return (result, try decoder.decode(Report.self, from: result.outputData))
+        } catch {
+            throw SyncProcess.Failure(description: "not a report (\(error)): \(result)")
+        }
+    }
+}
+
+/// A loopback port that accepts connections (the kernel completes them) and never answers: a
+/// server that stopped answering.
+final class SilentListener: Sendable {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        var lastError = "no port"
+        for _ in 0..<5 {
+            let port = try PostgresCluster.freePort()
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw SyncProcess.Failure(description: "socket() failed") }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let bound = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            if bound && listen(fd, 16) == 0 {
+                self.port = port
+                descriptor = fd
+                return
+            }
+            lastError = String(cString: strerror(errno))
+            close(fd)
+        }
+        throw SyncProcess.Failure(description: "could not listen on a loopback port: \(lastError)")
+    }
+
+    deinit {
+        close(descriptor)
+    }
+}
