@@ -317,43 +317,4 @@ public final class PostgresSyncStore: DefaultsSyncStore {
             throw SyncRecordsRefused(refused)
         }
     }
-
-    // MARK: Status
-
-    /// What the server holds for this namespace, for `defaults-sync status`: connects, reads, and
-    /// disconnects. A database never used for syncing holds nothing.
-    ///
-    /// - Throws: ``PostgresSyncError`` when the server cannot be reached or refuses the connection.
-    public func serverSummary() async throws -> (records: Int, lastChange: Date?) {
-        let connection: PostgresConnection
-        do {
-            connection = try await connect()
-        } catch {
-            throw PostgresSyncError(error, endpoint: endpoint)
-        }
-        do {
-            let summary = try await answer(from: connection, "to the status query") {
-                try await self.summary(on: connection)
-            }
-            try? await connection.close()
-            return summary
-        } catch {
-            try? await connection.close()
-            throw PostgresSyncError(error, endpoint: endpoint)
-        }
-    }
-
-    private func summary(on connection: PostgresConnection) async throws -> (records: Int, lastChange: Date?) {
-        let exists = try await connection.query(
-            "SELECT to_regclass(\(SyncTable.store.name)) IS NOT NULL", logger: logger
-        ).decode(Bool.self).first { _ in true }
-        guard exists == true else { return (0, nil) }
-        let rows = try await connection.query(
-            "SELECT count(*), max(updated_at) FROM \(unescaped: SyncTable.store.name) WHERE namespace = \(namespace)",
-            logger: logger)
-        for try await (count, last) in rows.decode((Int64, Date?).self) {
-            return (Int(count), last)
-        }
-        return (0, nil)
-    }
 }

@@ -22,17 +22,13 @@ extension DefaultsSuite {
         }
         let persistent = persistentStoredValues()
         let applied = writes.filter { persistent[$0.key] == $0.expected }
-        var old: [String: PropertyListValue?] = [:]
-        for write in applied {
-            old[write.key] = .some(storedValue(forKey: write.key))
-        }
-        Defaults.withoutPropagation {
-            for write in applied {
-                set(write.value?.object, forKey: write.key)
+        postingChanges(of: applied.map(\.key), origin: origin) {
+            Defaults.withoutPropagation {
+                for write in applied {
+                    set(write.value?.object, forKey: write.key)
+                }
             }
         }
-        let changed = old.keys.filter { (old[$0] ?? nil) != storedValue(forKey: $0) }
-        changes.post(SuiteChange(keys: Set(changed), origin: origin))
         return Set(applied.map(\.key))
     }
 }
