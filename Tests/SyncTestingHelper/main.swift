@@ -135,6 +135,207 @@ func integerKey(_ name: String) -> Defaults.Key<Int> {
     return key
 }
 
+// MARK: - EngineClockTests and EngineConvergenceTests (one block; two hooks below are marked with its name)
+//
+// Arguments: [--clock-offset SECONDS]  the machine's wall clock runs that far ahead (behind when
+//                                      negative): the `HybridLogicalClock` given to
+//                                      `Defaults.iCloud.use(_:clock:)` reads it
+//            [--store none]            no store at all, as in a program that does not sync yet:
+//                                      its `iCloud` keys are local keys
+// Commands:
+//   app-get KEY (value KEY VALUE) | app-set KEY VALUE   the program's own keys, lazy `static let`s
+//                        of `Defaults.Keys` in the standard suite, declared at their first use:
+//                        `level` and `race` (`String?`), `colorScheme` and `font` (`String`,
+//                        default `system`)
+//   app-observe KEY      observes `level` or `race` with `Defaults.observe` and `Defaults.updates`
+//   app-observed KEY     observed KEY OBSERVED UPDATED: the last new value each of them delivered
+//   wall-clock           wall-clock MS: the machine's wall clock (with its offset), in milliseconds
+//   server-stamp KEY     stamp KEY TIMESTAMP: the timestamp of the server's record of KEY ((none))
+//   peer-set-at KEY MS VALUE   the peer pushes VALUE for KEY stamped with the wall time MS
+//   racers N             connects N more machines at the store's level, `racer-0`…, each with an
+//                        on-time clock of its own and its view of the server: the newest record
+//                        of each key it pushed or was delivered
+//   race ROUNDS [RACER-ROUNDS]   all at once: the machine sets `race` to `machine-R` for R in
+//                        0..<ROUNDS, and each racer I pushes `racer-I-R` for R in 0..<RACER-ROUNDS
+//                        (ROUNDS unless given), one write after another (a millisecond apart, so
+//                        that the writes of all interleave)
+//   race-state           race newest=V@T server=V@T machine=V racers=V,V,…: the newest record any
+//                        racer knows, the server's record, the machine's value, each racer's view
+
+let engineClockOffset = Double(options["--clock-offset"] ?? "0") ?? 0
+let engineMachineClock = HybridLogicalClock(wallClock: { Date().addingTimeInterval(engineClockOffset) })
+let engineConnectsAStore = options["--store"] != "none"
+let engineCommands: Set<String> = [
+    "app-get", "app-set", "app-observe", "app-observed", "wall-clock", "server-stamp", "peer-set-at", "racers", "race",
+    "race-state",
+]
+
+extension Defaults.Keys {
+    static let level = Key<String?>("level", iCloud: true)
+    static let race = Key<String?>("race", iCloud: true)
+    static let colorScheme = Key<String>("colorScheme", default: "system", iCloud: true)
+    static let font = Key<String>("font", default: "system", iCloud: true)
+}
+
+struct EngineCommandError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Another machine at the store's level: its store, its clock and its view of the server.
+final class Racer: Sendable {
+    let store: InMemorySyncStore
+    let clock: HybridLogicalClock
+    let view = Mutex<[String: SyncRecord]>([:])
+
+    init(server: InMemorySyncServer, index: Int) {
+        store = InMemorySyncStore(server: server, name: "racer-\(index)")
+        clock = HybridLogicalClock(origin: "racer-\(index)")
+    }
+
+    /// Keeps `record` if it is newer than what the racer knows of its key.
+    func know(_ record: SyncRecord) {
+        view.withLock { view in
+            if view[record.key].map({ $0.timestamp < record.timestamp }) ?? true {
+                view[record.key] = record
+            }
+        }
+    }
+}
+
+nonisolated(unsafe) var racers: [Racer] = []
+nonisolated(unsafe) var racerRuns: [Task<Void, Never>] = []
+nonisolated(unsafe) var appObservations: [Defaults.Observation] = []
+/// The last new value `Defaults.observe` and `Defaults.updates` delivered, by key.
+let appObserved = Mutex<[String: (observed: String, updated: String)]>([:])
+
+func noteSeen(_ name: String, observed: String? = nil, updated: String? = nil) {
+    appObserved.withLock { seen in
+        var last = seen[name] ?? (observed: "(none)", updated: "(none)")
+        last.observed = observed ?? last.observed
+        last.updated = updated ?? last.updated
+        seen[name] = last
+    }
+}
+
+func optionalAppKey(_ name: String) throws -> Defaults.Key<String?> {
+    switch name {
+    case "level": .level
+    case "race": .race
+    default: throw EngineCommandError(description: "no optional key \(name)")
+    }
+}
+
+func describeRecord(_ record: SyncRecord?) -> String {
+    record.map { "\(text($0.value))@\($0.timestamp)" } ?? "(none)"
+}
+
+func engineCommand(_ words: [String]) async throws -> String {
+    switch (words[0], words.count) {
+    case ("app-get", 2):
+        let value =
+            switch words[1] {
+            case "colorScheme": Defaults[.colorScheme]
+            case "font": Defaults[.font]
+            default: try Defaults[optionalAppKey(words[1])] ?? "(nil)"
+            }
+        return "value \(words[1]) \(value)"
+    case ("app-set", 3):
+        switch words[1] {
+        case "colorScheme": Defaults[.colorScheme] = words[2]
+        case "font": Defaults[.font] = words[2]
+        default: Defaults[try optionalAppKey(words[1])] = words[2]
+        }
+        return "ok"
+    case ("app-observe", 2):
+        let name = words[1]
+        let key = try optionalAppKey(name)
+        appObservations.append(
+            Defaults.observe(key, options: []) { change in
+                noteSeen(name, observed: change.newValue ?? "(nil)")
+            })
+        let ready = AsyncStream<Void>.makeStream()
+        racerRuns.append(
+            Task.detached {
+                var updates = Defaults.updates(key, initial: false).makeAsyncIterator()
+                ready.continuation.finish()
+                while let value = await updates.next() {
+                    noteSeen(name, updated: value ?? "(nil)")
+                }
+            })
+        for await _ in ready.stream {}
+        return "ok"
+    case ("app-observed", 2):
+        let seen = appObserved.withLock { $0[words[1]] } ?? (observed: "(none)", updated: "(none)")
+        return "observed \(words[1]) \(seen.observed) \(seen.updated)"
+    case ("wall-clock", 1):
+        return "wall-clock \(Int64((Date().addingTimeInterval(engineClockOffset).timeIntervalSince1970 * 1000)))"
+    case ("server-stamp", 2):
+        return "stamp \(words[1]) \(server.record(forKey: words[1])?.timestamp.description ?? "(none)")"
+    case ("peer-set-at", 3):
+        let rest = words[2].split(separator: " ", maxSplits: 1).map(String.init)
+        guard rest.count == 2, let wallTime = Int64(rest[0]) else {
+            throw EngineCommandError(description: "peer-set-at KEY MS VALUE")
+        }
+        let timestamp = SyncTimestamp(wallTime: wallTime, counter: 0, origin: "peer")
+        try await peer.push([SyncRecord(key: words[1], value: try encoded(rest[1]), timestamp: timestamp)])
+        return "ok"
+    case ("racers", 2):
+        for index in racers.count..<(racers.count + (Int(words[1]) ?? 0)) {
+            let racer = Racer(server: server, index: index)
+            racers.append(racer)
+            racerRuns.append(
+                Task.detached {
+                    await racer.store.run { event in
+                        guard case .received(let records) = event else { return }
+                        for record in records {
+                            racer.clock.receive(record.timestamp)
+                            racer.know(record)
+                        }
+                    }
+                })
+        }
+        while !racers.allSatisfy(\.store.isConnected) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return "ok"
+    case ("race", 2), ("race", 3):
+        let rounds = Int(words[1]) ?? 0
+        let racerRounds = words.count == 3 ? Int(words[2]) ?? 0 : rounds
+        let everyRacer = racers
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for round in 0..<rounds {
+                    Defaults[.race] = "machine-\(round)"
+                    try await Task.sleep(for: .milliseconds(1))  // the writes spread over a few milliseconds
+                }
+            }
+            for (index, racer) in everyRacer.enumerated() {
+                group.addTask {
+                    for round in 0..<racerRounds {
+                        let record = SyncRecord(
+                            key: "race", value: try encoded("racer-\(index)-\(round)"), timestamp: racer.clock.now())
+                        try await racer.store.push([record])
+                        racer.know(record)
+                        try await Task.sleep(for: .milliseconds(1))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return "ok"
+    case ("race-state", 1):
+        let views = racers.map { $0.view.withLock { $0["race"] } }
+        let newest = views.compactMap { $0 }.max { $0.timestamp < $1.timestamp }
+        let racerValues = views.map { $0.map { text($0.value) } ?? "(none)" }
+        return "race newest=\(describeRecord(newest)) server=\(describeRecord(server.record(forKey: "race"))) "
+            + "machine=\(Defaults[.race] ?? "(nil)") racers=\(racerValues.joined(separator: ","))"
+    default:
+        throw EngineCommandError(description: "unknown command: \(words.joined(separator: " "))")
+    }
+}
+
+// MARK: - End of the block of EngineClockTests and EngineConvergenceTests
+
 func describe(_ status: SyncStatus) -> String {
     "status connected=\(status.isConnected) pending=\(status.pendingChanges) refused=\(status.refusedKeys.count) "
         + "aside=\(status.keptAsideKeys.joined(separator: ",")) error=\(status.lastError ?? "(none)")"
@@ -161,7 +362,9 @@ func declaredKey(_ name: String) -> Defaults.Key<String>? {
 if options["--offline"] == "yes" {
     machineStore.disconnect()
 }
-Defaults.iCloud.use(machine)
+if engineConnectsAStore {  // EngineClockTests and EngineConvergenceTests: --store, --clock-offset
+    Defaults.iCloud.use(machine, clock: engineMachineClock)
+}
 var snapshot: [String: SyncRecord] = [:]
 reply("ready")
 
@@ -276,6 +479,8 @@ while let line = readLine() {
             for run in runs { run.cancel() }
             reply("ok")
             exit(0)
+        case (let command, _) where engineCommands.contains(command):  // EngineClockTests and EngineConvergenceTests
+            reply(try await engineCommand(words))
         default:
             reply("error unknown command: \(line)")
         }

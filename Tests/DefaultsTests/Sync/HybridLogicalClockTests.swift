@@ -1,4 +1,4 @@
-@_spi(Testing) import Defaults
+import Defaults
 import Foundation
 import Synchronization
 import Testing
