@@ -4,8 +4,8 @@ import Foundation
 import Synchronization
 
 /// `defaults-sync status`: whether the store is reachable and what it holds for the namespace,
-/// asked through `DefaultsSyncStore` as the library asks it; what is pending here, and when each
-/// suite last synced.
+/// asked through `DefaultsSyncStore` as the library asks it (a PostgreSQL database read first, so
+/// that nothing is created or migrated); what is pending here, and when each suite last synced.
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show whether the sync store is reachable, its records, the pending changes and the last sync time.",
@@ -17,17 +17,24 @@ struct Status: ParsableCommand {
             loopback or a private network) for SyncServiceStore, with a token in \
             $\(DefaultsSyncTool.tokenVariable) (never on the command line, where ps shows it), which \
             names the user and the namespace. The store is asked what the library asks it: it \
-            connects (a PostgreSQL database without the store's tables gets them, as at an \
-            application's first connection), then lists the namespace's records, as stored: end to \
-            end encrypted ones under hashed names, with the encryption's check and head records \
-            (no passphrase is read). The last change is the newest record's version, by the clock \
-            of the machine that wrote it. Pending changes and sync times are read from the sync \
-            journals in $XDG_CONFIG_HOME/.defaults-sync (or ~/.config/.defaults-sync).
+            connects, then lists the namespace's records, as stored: end to end encrypted ones under \
+            hashed names, with the encryption's check and head records (no passphrase is read). The \
+            last change is the newest record's version, by the clock of the machine that wrote it. \
+            Pending changes and sync times are read from the sync journals in \
+            $XDG_CONFIG_HOME/.defaults-sync (or ~/.config/.defaults-sync).
+
+            The status never writes: a PostgreSQL database is first read (which tables it holds, at \
+            which schema version), and the store runs only on one at this program's schema. A \
+            database without any sync table is reported with 0 records (nothing has synced through \
+            it yet), and none is created; one at an older schema has its records counted as they \
+            are, not migrated.
 
             Exits with status 1, the report naming the problem (errorKind and problems in JSON), \
             when no store is configured, its URL cannot be read or has another scheme, the token \
             is missing, malformed or refused, the store cannot be reached or does not answer \
-            within --timeout seconds, or a journal cannot be read.
+            within --timeout seconds, a postgres:// URL names the sync service's database (ask the \
+            service at its wss:// URL with a token instead) or a database whose store schema is \
+            newer than this program's, or a journal cannot be read.
             """
     )
 
@@ -63,12 +70,16 @@ struct Status: ParsableCommand {
         var errorKind: StatusProblem.Kind?
         var serverRecords: Int?
         var serverLastChange: Date?
+        /// What the report says of the store besides: a database nothing has synced through, a
+        /// schema older than this program's.
+        var note: String?
         var suites: [Suite]
         /// Every problem: the store's and the journals'.
         var problems: [StatusProblem]
 
         enum CodingKeys: String, CodingKey {
-            case ok, store, storeKind, connected, error, errorKind, serverRecords, serverLastChange, suites, problems
+            case ok, store, storeKind, connected, error, errorKind, serverRecords, serverLastChange, note, suites
+            case problems
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -81,6 +92,7 @@ struct Status: ParsableCommand {
             try container.encodeIfPresent(errorKind, forKey: .errorKind)
             try container.encodeIfPresent(serverRecords, forKey: .serverRecords)
             try container.encodeIfPresent(serverLastChange, forKey: .serverLastChange)
+            try container.encodeIfPresent(note, forKey: .note)
             try container.encode(suites, forKey: .suites)
             try container.encode(problems, forKey: .problems)
         }
@@ -104,6 +116,7 @@ struct Status: ParsableCommand {
             report.connected = true
             report.serverRecords = view.records
             report.serverLastChange = view.lastChange
+            report.note = view.note
         } catch {
             let problem = error as? StatusProblem ?? StatusProblem(.unreachable, "\(error)")
             report.error = problem.message
@@ -162,6 +175,9 @@ struct Status: ParsableCommand {
             lines.append(
                 "server records: \(records)"
                     + (report.serverLastChange.map { " (last change \(dates.string(from: $0)))" } ?? ""))
+        }
+        if let note = report.note {
+            lines.append("note: \(note)")
         }
         for problem in report.problems where problem.kind == .unreadableJournal {
             lines.append("error: \(problem.message)")

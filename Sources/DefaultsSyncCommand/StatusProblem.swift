@@ -20,6 +20,11 @@ struct StatusProblem: Error, Encodable, CustomStringConvertible {
         case refusedToken = "refused-token"
         /// The store did not answer within the deadline.
         case timedOut = "timed-out"
+        /// The `postgres://` URL names the sync service's database, which holds the service's
+        /// tables and not the store's: the service is asked through its `wss://` URL.
+        case serviceDatabase = "service-database"
+        /// The database's store schema is newer than this program's: nothing was migrated.
+        case newerSchema = "newer-schema"
         /// The store connected but could not list its records.
         case storeFailed = "store-failed"
         /// A suite's sync journal, or their directory, could not be read.

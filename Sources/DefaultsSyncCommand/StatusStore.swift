@@ -1,11 +1,14 @@
 import Defaults
 import DefaultsPostgres
 import DefaultsSyncClient
+import DefaultsSyncSQL
 import Foundation
 
 /// The sync store `$DEFAULTS_SYNC_URL` names, made as an application makes it, and asked for its
-/// view only through `DefaultsSyncStore`: `run(reporting:)` until it reports a connection or a
-/// failure, then `timestamps()`.
+/// view through `DefaultsSyncStore`: `run(reporting:)` until it reports a connection or a
+/// failure, then `timestamps()`. A PostgreSQL database is inspected first, read only, and the store
+/// is run only on one at this program's schema, which it would not change
+/// (`viewWithoutMigrating`).
 struct StatusStore {
     /// `postgres` (`PostgresSyncStore`) or `sync-service` (`SyncServiceStore`).
     let kind: String
@@ -15,12 +18,22 @@ struct StatusStore {
     /// Whether the store's records are those of a namespace the user named (a PostgreSQL URL
     /// without `$DEFAULTS_SYNC_NAMESPACE` checks the server alone).
     let countsRecords: Bool
+    /// The PostgreSQL database, inspected before the store runs; `nil` for the sync service.
+    var database: PostgresURL?
+    /// The namespace whose records a PostgreSQL database's rows are counted for, when the store is
+    /// not run.
+    var namespace: String?
+    /// How long the store and the inspection may take to answer.
+    var timeout: Duration = .seconds(10)
 
     /// What the store holds for the namespace.
     struct View: Sendable {
         var records: Int?
         /// The newest record's version, as the clock of the machine that wrote it read.
         var lastChange: Date?
+        /// What the report says of the database besides (a database nothing has synced through,
+        /// a schema older than this program's).
+        var note: String?
     }
 
     /// The namespace a PostgreSQL store connects with when none is named: it only checks the server.
@@ -65,18 +78,22 @@ struct StatusStore {
         -> StatusStore
     {
         let store: PostgresSyncStore
+        let database: PostgresURL
         do {
+            database = try PostgresURL(url)
             store = try PostgresSyncStore(
                 configuration: PostgresSyncStore.configuration(url: url),
                 namespace: namespace ?? serverCheckNamespace, responseTimeout: timeout,
                 livenessCheckInterval: timeout)
+        } catch let error as SyncSQLError {
+            throw StatusProblem(.badURL, error.description)
         } catch {
             // PostgresSyncError's description never holds the password.
             throw StatusProblem(.badURL, "\(error)")
         }
         return StatusStore(
             kind: "postgres", store: store, label: namespace == nil ? store.endpoint : store.description,
-            countsRecords: namespace != nil)
+            countsRecords: namespace != nil, database: database, namespace: namespace, timeout: timeout)
     }
 
     private static func service(url: String, namespace: String?, token: String?, timeout: Duration)
@@ -112,12 +129,17 @@ struct StatusStore {
                 "the token names the namespace \(store.namespace.debugDescription), not "
                     + "$\(DefaultsSyncTool.namespaceVariable)'s \(namespace.debugDescription)")
         }
-        return StatusStore(kind: "sync-service", store: store, label: store.description, countsRecords: true)
+        return StatusStore(
+            kind: "sync-service", store: store, label: store.description, countsRecords: true, timeout: timeout)
     }
 
     /// Runs the store until it reports a connection or a failure; once connected, lists its records
     /// (when it names a namespace). Returns (and stops the store) then; the caller bounds the wait.
+    /// A PostgreSQL database that running the store would change is reported without running it.
     func view() async throws -> View {
+        if let database, let view = try await viewWithoutMigrating(database) {
+            return view
+        }
         let (events, sink) = AsyncStream.makeStream(of: SyncEvent.self)
         let store = store
         let running = Task {

@@ -1,4 +1,9 @@
+import DefaultsPostgres
+import DefaultsSyncProtocol
+import DefaultsSyncSQL
 import Foundation
+import Logging
+import PostgresNIO
 import TestSupport
 import Testing
 
@@ -113,6 +118,155 @@ struct PostgresSyncStatusCommandTests {
             #expect(try Data(contentsOf: journal) == Data("not a property list".utf8))
             let left = try FileManager.default.contentsOfDirectory(atPath: journal.deletingLastPathComponent().path)
             #expect(!left.contains { $0.contains("corrupt") }, "nothing moved aside: \(left)")
+        }
+    }
+
+    /// What the database `name` holds besides PostgreSQL's own catalogs: its tables, sequences,
+    /// indexes and functions, by name.
+    static func objects(in name: String, of cluster: PostgresCluster) throws -> [String] {
+        try cluster.query(
+            """
+            SELECT relname FROM pg_class JOIN pg_namespace n ON n.oid = relnamespace
+            WHERE nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+            UNION ALL SELECT proname FROM pg_proc JOIN pg_namespace n ON n.oid = pronamespace
+            WHERE nspname NOT IN ('pg_catalog', 'information_schema')
+            ORDER BY 1
+            """, database: name)
+    }
+
+    /// A connection as the test's role to a database of its own, `name`, created empty; its URL.
+    static func database(_ name: String, on cluster: PostgresCluster) async throws -> (
+        url: String, connection: PostgresConnection
+    ) {
+        try cluster.query("CREATE DATABASE \(name) OWNER defaults")
+        let url = cluster.url.replacingOccurrences(of: "/defaults_sync?", with: "/\(name)?")
+        let connection = try await PostgresConnection.connect(
+            configuration: PostgresSyncStore.configuration(url: url), id: 1, logger: Logger(label: "test"))
+        return (url, connection)
+    }
+
+    /// The issue's case: the sync service's own database, holding 3 records, given as a
+    /// `postgres://` URL. The status names it and the fix, and creates nothing there.
+    @Test(.enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"))
+    func theServicesDatabaseFailsNamingTheServiceAndGetsNoTable() async throws {
+        try await PostgresCluster.with { cluster in
+            let logger = Logger(label: "test")
+            let (url, connection) = try await Self.database("service", on: cluster)
+            // The values part of the service's schema, migrated as the server migrates it (the
+            // server adds statements of its own, which this package cannot run), and 3 records.
+            try await SyncSchema.service.migrate(connection, logger: logger)
+            let rows = SyncTable.service.rows(of: ["u", "com.example.status"])
+            for key in ["one", "two", "three"] {
+                let record = WireRecord(
+                    key: key, value: Data("v".utf8), wall: 1_700_000_000_000, counter: 0, origin: "o")
+                _ = try await rows.store(record, savepoint: false, on: connection, logger: logger)
+            }
+            try await connection.close()
+            #expect(
+                try cluster.query("SELECT count(*) FROM defaults_sync_service_values", database: "service") == ["3"])
+            let before = try Self.objects(in: "service", of: cluster)
+
+            for namespace in ["com.example.status", ""] {
+                let environment = [
+                    "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_NAMESPACE": namespace,
+                    "XDG_CONFIG_HOME": directory.url.path,
+                ]
+                let (result, report) = try StatusCommand.json(environment)
+                #expect(result.status == 1, "\(result)")
+                #expect(!report.ok && report.serverRecords == nil, "\(result)")
+                #expect(report.errorKind == "service-database", "\(result)")
+                #expect(report.problems.map(\.kind) == ["service-database"], "\(result)")
+                for says in ["the sync service's database", "wss://", "DEFAULTS_SYNC_TOKEN", "Nothing was created"] {
+                    #expect(report.error?.contains(says) == true, "\(says): \(result)")
+                }
+                #expect(!result.output.contains(PostgresCluster.password))
+                let text = try StatusCommand.run(environment)
+                #expect(text.status == 1, "\(text)")
+                #expect(
+                    text.output.contains("error: ") && text.output.contains("the sync service's database"), "\(text)")
+            }
+            // Nothing was created: no store table, sequence, function or version table.
+            #expect(try Self.objects(in: "service", of: cluster) == before)
+            #expect(
+                try cluster.query(
+                    "SELECT count(*) FROM pg_tables WHERE tablename IN ('defaults_sync_values', 'defaults_sync_schema')",
+                    database: "service") == ["0"])
+            #expect(
+                try cluster.query("SELECT count(*) FROM defaults_sync_service_values", database: "service") == ["3"])
+        }
+    }
+
+    /// A database nothing has synced through is reachable, holds 0 records, and is left empty.
+    @Test(.enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"))
+    func anEmptyDatabaseHoldsNoRecordAndGetsNoTable() async throws {
+        try await PostgresCluster.with { cluster in
+            #expect(try Self.objects(in: "defaults_sync", of: cluster) == [])
+            for namespace in ["com.example.status", ""] {
+                let environment = [
+                    "DEFAULTS_SYNC_URL": cluster.url, "DEFAULTS_SYNC_NAMESPACE": namespace,
+                    "XDG_CONFIG_HOME": directory.url.path,
+                ]
+                let (result, report) = try StatusCommand.json(environment)
+                #expect(result.status == 0, "\(result)")
+                #expect(report.ok && report.connected && report.error == nil, "\(result)")
+                #expect(report.serverRecords == 0 && report.serverLastChange == nil, "\(result)")
+                #expect(report.note?.contains("nothing has synced through this database yet") == true, "\(result)")
+                let text = try StatusCommand.run(environment)
+                #expect(text.status == 0, "\(text)")
+                #expect(text.output.contains("connected: yes") && text.output.contains("server records: 0"), "\(text)")
+                #expect(text.output.contains("note: nothing has synced through this database yet"), "\(text)")
+            }
+            #expect(try Self.objects(in: "defaults_sync", of: cluster) == [])
+        }
+    }
+
+    /// A store schema an older release left is counted as it is, not migrated; one a newer release
+    /// migrated fails the status, untouched.
+    @Test(.enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"))
+    func anOlderSchemaIsCountedUnmigratedAndANewerOneFails() async throws {
+        try await PostgresCluster.with { cluster in
+            let logger = Logger(label: "test")
+            let schema = SyncSchema.store
+            let (olderURL, older) = try await Self.database("older", on: cluster)
+            try await SyncSchema(
+                table: schema.table, versionTable: schema.versionTable, lock: schema.lock,
+                migrations: Array(schema.migrations.prefix(1)), program: "an older release"
+            ).migrate(older, logger: logger)
+            try await older.query(
+                """
+                INSERT INTO defaults_sync_values (namespace, key, value, clock_wall, clock_counter, clock_origin)
+                VALUES ('com.example.status', 'a', 'x', 1700000000000, 0, 'o'),
+                    ('com.example.status', 'b', 'y', 1700000005000, 0, 'o'), ('com.example.other', 'c', 'z', 5, 0, 'o')
+                """, logger: logger)
+            try await older.close()
+            let olderObjects = try Self.objects(in: "older", of: cluster)
+            let environment = [
+                "DEFAULTS_SYNC_URL": olderURL, "DEFAULTS_SYNC_NAMESPACE": "com.example.status",
+                "XDG_CONFIG_HOME": directory.url.path,
+            ]
+            let (result, report) = try StatusCommand.json(environment)
+            #expect(result.status == 0, "\(result)")
+            #expect(report.ok && report.connected && report.serverRecords == 2, "\(result)")
+            #expect(report.serverLastChange == Date(timeIntervalSince1970: 1_700_000_005), "\(result)")
+            #expect(report.note?.contains("is version 1, older than") == true, "\(result)")
+            #expect(try cluster.query("SELECT version FROM defaults_sync_schema", database: "older") == ["1"])
+            #expect(try Self.objects(in: "older", of: cluster) == olderObjects)
+
+            let (newerURL, newer) = try await Self.database("newer", on: cluster)
+            try await schema.migrate(newer, logger: logger)
+            try await newer.close()
+            try cluster.query("UPDATE defaults_sync_schema SET version = version + 1", database: "newer")
+            let newerObjects = try Self.objects(in: "newer", of: cluster)
+            var newerEnvironment = environment
+            newerEnvironment["DEFAULTS_SYNC_URL"] = newerURL
+            let (refused, newerReport) = try StatusCommand.json(newerEnvironment)
+            #expect(refused.status == 1, "\(refused)")
+            #expect(newerReport.errorKind == "newer-schema", "\(refused)")
+            #expect(newerReport.error?.contains("newer than this program's") == true, "\(refused)")
+            #expect(
+                try cluster.query("SELECT version FROM defaults_sync_schema", database: "newer")
+                    == ["\(schema.currentVersion + 1)"])
+            #expect(try Self.objects(in: "newer", of: cluster) == newerObjects)
         }
     }
 
@@ -240,6 +394,7 @@ enum StatusCommand {
         var errorKind: String?
         var serverRecords: Int?
         var serverLastChange: Date?
+        var note: String?
         var suites: [Suite]
         var problems: [Problem]
     }
