@@ -31,11 +31,12 @@ let package = Package(
         .library(name: "DefaultsSyncEncryption", targets: ["DefaultsSyncEncryption"]),
         // Syncs `iCloud` keys through `defaults-sync-server` (the `SyncService/` package).
         .library(name: "DefaultsSyncClient", targets: ["DefaultsSyncClient"]),
-        // The messages the sync service and its clients exchange, for the server's package.
+        // What the sync service, its clients and the PostgreSQL store share (Foundation only): the
+        // messages the service and its clients exchange, and the reconnection policy.
         .library(name: "DefaultsSyncProtocol", targets: ["DefaultsSyncProtocol"]),
         // The PostgreSQL layer `DefaultsPostgres` and the sync service share (tables, numbering,
-        // upsert, refusals, migrations, reconnection), for the server's package: it links this,
-        // not `DefaultsPostgres` and the engine.
+        // upsert, refusals, migrations), for the server's package: it links this, not
+        // `DefaultsPostgres` and the engine.
         .library(name: "DefaultsSyncSQL", targets: ["DefaultsSyncSQL"]),
         // An in-memory sync store and server, for applications' tests of their sync code.
         .library(name: "DefaultsSyncTesting", targets: ["DefaultsSyncTesting"]),
@@ -112,7 +113,8 @@ let package = Package(
         ),
         // `InMemorySyncStore` and `InMemorySyncServer`: sync without a database, for tests.
         .target(name: "DefaultsSyncTesting", dependencies: ["Defaults"]),
-        // The sync service's messages: JSON over WebSocket text frames.
+        // What the sync service, its clients and the PostgreSQL store share, Foundation only: the
+        // service's messages (JSON over WebSocket text frames) and the reconnection policy.
         .target(name: "DefaultsSyncProtocol"),
         // `SyncServiceStore`: the sync service's client for `Defaults.iCloud`.
         .target(
@@ -128,8 +130,8 @@ let package = Package(
             ]
         ),
         // The one SQL layer of both PostgreSQL backends: the values tables and their numbering,
-        // migrations, the upsert and which record wins, the queries, refused records, the
-        // database URL and the reconnection policy. No engine: the server links it alone.
+        // migrations, the upsert and which record wins, the queries, refused records and the
+        // database URL. No engine: the server links it alone.
         .target(
             name: "DefaultsSyncSQL",
             dependencies: [
@@ -227,8 +229,8 @@ let package = Package(
         .testTarget(
             name: "DefaultsSyncTestingTests",
             dependencies: [
-                "Defaults", "DefaultsPropertyList", "DefaultsSyncEncryption", "DefaultsSyncTesting",
-                "DefaultsSyncTestingHelper", "TestSupport",
+                "Defaults", "DefaultsPropertyList", "DefaultsSyncEncryption", "DefaultsSyncProtocol",
+                "DefaultsSyncTesting", "DefaultsSyncTestingHelper", "TestSupport",
             ]
         ),
         // Runs the built `defaults` executable; depending on its target gets it built.

@@ -50,41 +50,35 @@ final class ServiceConnection: DefaultsSyncStore {
     // MARK: Connection
 
     func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async {
-        let (shortest, longest) = (options.reconnectDelays.lowerBound, options.reconnectDelays.upperBound)
-        var delay = shortest
+        // A connection that stayed up 10 s starts the back-off over, so a token that expired after
+        // serving a while is renewed at once.
+        let policy = ReconnectionPolicy(delays: options.reconnectDelays, settledAfter: .seconds(10))
+        // This attempt's token, once the provider gave it.
+        var token: String?
         // The token the server refused last (or closed the connection of, as it expired).
         var refusedToken: String?
-        while !Task.isCancelled {
-            let started = ContinuousClock.now
-            var token: String?
-            var refused = false
-            do {
-                // Asked before every connection: after a refusal or an expiry, that is the renewal.
-                let fresh = try await tokens.fresh()
-                token = fresh
-                try await connect(token: fresh, reporting: report)
-            } catch {
-                guard !Task.isCancelled else { break }
-                if case SyncServiceError.unauthorized = error { refused = true }
-                await report(.disconnected(error))
-            }
-            guard !Task.isCancelled else { break }
-            // A connection that lasted starts the back-off over, so a token that expired after
-            // serving a while is renewed at once; refused tokens back off as any failure does,
-            // and the very token refused last, given again, waits longest: only a new one helps.
-            delay = started.duration(to: .now) > .seconds(10) ? shortest : delay
-            if refused {
-                if token == refusedToken { delay = longest }
-                refusedToken = token
-            }
-            // Jitter, so that devices losing one server do not all come back at once.
-            try? await Task.sleep(for: delay * Double.random(in: 0.5...1.0))
-            delay = min(delay * 2, longest)
+        await policy.run(until: Task.isCancelled) { connected in
+            token = nil
+            // Asked before every connection: after a refusal or an expiry, that is the renewal.
+            let fresh = try await tokens.fresh()
+            token = fresh
+            try await connect(token: fresh, reporting: report, connected: connected)
+        } waitsLongestAfter: { error in
+            await report(.disconnected(error))
+            // Refused tokens back off as any failure does, and the very token refused last, given
+            // again, waits longest: only a new one helps.
+            guard case SyncServiceError.unauthorized = error, let token else { return false }
+            defer { refusedToken = token }
+            return token == refusedToken
         }
     }
 
-    /// Connects and reads until the connection ends; then throws why.
-    private func connect(token: String, reporting report: @escaping @Sendable (SyncEvent) async -> Void) async throws {
+    /// Connects and reads until the connection ends; then throws why. Calls `connected` when the
+    /// server welcomes the device, as it reports ``SyncEvent/connected``.
+    private func connect(
+        token: String, reporting report: @escaping @Sendable (SyncEvent) async -> Void,
+        connected: @escaping @Sendable () -> Void
+    ) async throws {
         var headers = HTTPFields()
         headers[.authorization] = "Bearer \(token)"
         let configuration = WebSocketClientConfiguration(
@@ -111,7 +105,7 @@ final class ServiceConnection: DefaultsSyncStore {
                             self.logger.warning("The sync service sent a message this client does not understand")
                             continue
                         }
-                        self.handle(decoded, outbound: outbound, events: sink)
+                        self.handle(decoded, outbound: outbound, events: sink, connected: connected)
                     }
                 }
             } catch {
@@ -144,7 +138,8 @@ final class ServiceConnection: DefaultsSyncStore {
     }
 
     private func handle(
-        _ message: ServerMessage, outbound: WebSocketOutboundWriter, events: AsyncStream<SyncEvent>.Continuation
+        _ message: ServerMessage, outbound: WebSocketOutboundWriter, events: AsyncStream<SyncEvent>.Continuation,
+        connected: @Sendable () -> Void
     ) {
         switch message.kind {
         case .welcome:
@@ -152,6 +147,7 @@ final class ServiceConnection: DefaultsSyncStore {
             // Listening already: what commits after `latest` reaches this device.
             position.withLock { $0 = $0 ?? message.latest ?? 0 }
             events.yield(.connected)
+            connected()
         case .reply, .failure:
             guard let id = message.id, let reply = session.withLock({ $0?.pending.removeValue(forKey: id) }) else {
                 return

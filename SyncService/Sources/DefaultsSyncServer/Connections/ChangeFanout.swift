@@ -1,5 +1,4 @@
 import DefaultsSyncProtocol
-import DefaultsSyncSQL
 import Foundation
 import Logging
 import PostgresNIO

@@ -3,13 +3,21 @@ import Synchronization
 /// When to connect again after a connection failed or ended: exponential back-off between
 /// ``delays``, each wait jittered by ±20 % (``jitter``) so that many clients losing one server do
 /// not all come back at once; a connection that stayed up ``settledAfter`` starts the back-off
-/// over. `PostgresSyncStore` and the sync service's change listener both reconnect by it.
+/// over, and a failure may ask for the longest wait at once (the sync service's client, given again
+/// the very token the server refused last: only a new one helps).
+///
+/// All three reconnection loops use it: `PostgresSyncStore`, the sync service's change listener
+/// and the sync service's client (`SyncServiceStore`). It lives here, with the messages, because
+/// the client links neither PostgreSQL nor the SQL layer.
 public struct ReconnectionPolicy: Sendable {
     /// The first and the longest wait; each failed attempt doubles the wait.
     public let delays: ClosedRange<Duration>
     /// How long a connection must have stayed up, from when it reported itself connected, for the
-    /// next wait to be the first again.
+    /// next wait to be the first again (unless its failure asks for the longest).
     public let settledAfter: Duration
+    /// Waits the given (jittered) duration, or less if the task is cancelled: `Task.sleep`, which
+    /// tests replace to see the waits without waiting.
+    package var sleep: @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
 
     /// What each wait is multiplied by, drawn afresh each time.
     public static let jitter: ClosedRange<Double> = 0.8...1.2
@@ -27,20 +35,37 @@ public struct ReconnectionPolicy: Sendable {
         _ connection: (_ connected: @escaping @Sendable () -> Void) async throws -> Void,
         failed: (any Error) async -> Void
     ) async {
+        await run(until: isStopped(), connection) { error in
+            await failed(error)
+            return false
+        }
+    }
+
+    /// Runs `connection` as ``run(until:_:failed:)`` does; `waitsLongestAfter` is told each error
+    /// unless stopped, and returns whether the next wait is the longest. The waits after a longest
+    /// one stay the longest until a connection stays up ``settledAfter``.
+    public func run(
+        until isStopped: @autoclosure () -> Bool,
+        _ connection: (_ connected: @escaping @Sendable () -> Void) async throws -> Void,
+        waitsLongestAfter failed: (any Error) async -> Bool
+    ) async {
         var delay = delays.lowerBound
         while !isStopped() {
             let connectedAt = ConnectedAt()
+            var waitsLongest = false
             do {
                 try await connection { connectedAt.mark() }
             } catch {
                 guard !isStopped() else { break }
-                await failed(error)
+                waitsLongest = await failed(error)
             }
             guard !isStopped() else { break }
-            if let since = connectedAt.instant, since.duration(to: .now) >= settledAfter {
+            if waitsLongest {
+                delay = delays.upperBound
+            } else if let since = connectedAt.instant, since.duration(to: .now) >= settledAfter {
                 delay = delays.lowerBound
             }
-            try? await Task.sleep(for: delay * Double.random(in: Self.jitter))
+            await sleep(delay * Double.random(in: Self.jitter))
             delay = min(delay * 2, delays.upperBound)
         }
     }

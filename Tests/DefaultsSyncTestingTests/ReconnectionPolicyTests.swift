@@ -1,0 +1,169 @@
+import DefaultsSyncProtocol
+import Synchronization
+import Testing
+
+/// The one reconnection policy of `PostgresSyncStore`, the sync service's change listener and
+/// `SyncServiceStore`: the wait doubles up to the longest, a connection that stayed up starts it
+/// over, a failure may ask for the longest at once, and the loop stops when asked. The waits are
+/// read from the policy (its `sleep` replaced), never timed.
+struct ReconnectionPolicyTests {
+    private let policy = ReconnectionPolicy(delays: .milliseconds(10)...(.milliseconds(80)))
+
+    @Test func theWaitDoublesUpToTheLongestAndStaysThere() async {
+        let waits = await Self.waits(of: policy, over: Array(repeating: .fails, count: 7))
+        #expect(Self.steps(of: waits, in: policy) == [10, 20, 40, 80, 80, 80])
+    }
+
+    @Test func aConnectionThatStayedUpStartsTheBackOffOver() async {
+        let policy = ReconnectionPolicy(delays: policy.delays, settledAfter: .seconds(1))
+        let waits = await Self.waits(
+            of: policy,
+            over: [
+                .fails, .fails, .fails,
+                // Connected, then up for as long as the policy asks: the next wait is the first.
+                Attempt(connects: true, staysUp: .seconds(1)), .fails,
+                // As long, but never connected: the back-off goes on.
+                Attempt(staysUp: .seconds(1)),
+                // Connected, but lost at once: the back-off goes on too.
+                Attempt(connects: true),
+                .fails,
+            ])
+        #expect(Self.steps(of: waits, in: policy) == [10, 20, 40, 10, 20, 40, 80])
+    }
+
+    @Test func aFailureThatAsksForTheLongestWaitGetsItUntilAConnectionStaysUp() async {
+        // Every connection counts as one that stayed up.
+        let policy = ReconnectionPolicy(delays: policy.delays, settledAfter: .zero)
+        let waits = await Self.waits(
+            of: policy,
+            over: [
+                .fails,
+                Attempt(asksLongest: true),
+                // A failure asking nothing after it: still the longest.
+                .fails,
+                // A connection that stayed up starts over...
+                Attempt(connects: true),
+                // ...unless its failure asks for the longest.
+                Attempt(connects: true, asksLongest: true),
+                .fails,
+            ])
+        #expect(Self.steps(of: waits, in: policy) == [10, 80, 80, 10, 80])
+    }
+
+    @Test func itStopsWhenAsked() async {
+        // Stopped while an attempt fails: the failure is not reported, nothing is waited.
+        var counts = await Self.run(policy) { stop in
+            stop()
+            throw CancellationError()
+        }
+        #expect(counts == Counts(attempts: 1, failures: 0, waits: 0))
+        // Stopped while the failure is reported: nothing is waited.
+        counts = await Self.run(policy, stoppingWhenFailed: true) { _ in throw CancellationError() }
+        #expect(counts == Counts(attempts: 1, failures: 1, waits: 0))
+        // Stopped during a wait: no attempt after it.
+        counts = await Self.run(policy, stoppingWhileWaiting: true) { _ in throw CancellationError() }
+        #expect(counts == Counts(attempts: 1, failures: 1, waits: 1))
+        // A connection that ends without an error is made again too, with no failure reported.
+        var ended = 0
+        counts = await Self.run(policy) { stop in
+            ended += 1
+            if ended == 3 { stop() }
+        }
+        #expect(counts == Counts(attempts: 3, failures: 0, waits: 2))
+    }
+
+    @Test func itWaitsBetweenAttempts() async {
+        // The policy's own sleep: only a lower bound, which a loaded machine cannot break.
+        let policy = ReconnectionPolicy(delays: .milliseconds(20)...(.milliseconds(20)))
+        let attempts = Mutex(0)
+        let start = ContinuousClock.now
+        await policy.run(until: attempts.withLock { $0 } >= 3) { _ in
+            attempts.withLock { $0 += 1 }
+            throw CancellationError()
+        } failed: { _ in
+        }
+        let least = Duration.milliseconds(20) * 2 * ReconnectionPolicy.jitter.lowerBound
+        #expect(start.duration(to: .now) >= least)
+    }
+
+    // MARK: Helpers
+
+    /// What one attempt does before it fails.
+    private struct Attempt {
+        /// Whether it reports itself connected.
+        var connects = false
+        /// How long it stays up then.
+        var staysUp: Duration = .zero
+        /// Whether its failure asks for the longest wait.
+        var asksLongest = false
+
+        static let fails = Attempt()
+    }
+
+    private struct AttemptFailed: Error {
+        let asksLongest: Bool
+    }
+
+    /// The waits `policy` asks for between `attempts`, stopping after the last.
+    private static func waits(of policy: ReconnectionPolicy, over attempts: [Attempt]) async -> [Duration] {
+        var policy = policy
+        let waits = Mutex<[Duration]>([])
+        policy.sleep = { wait in waits.withLock { $0.append(wait) } }
+        var started = 0
+        await policy.run(until: started == attempts.count) { connected in
+            let attempt = attempts[started]
+            started += 1
+            if attempt.connects { connected() }
+            if attempt.staysUp > .zero { try await Task.sleep(for: attempt.staysUp) }
+            throw AttemptFailed(asksLongest: attempt.asksLongest)
+        } waitsLongestAfter: { error in
+            (error as? AttemptFailed)?.asksLongest ?? false
+        }
+        return waits.withLock { $0 }
+    }
+
+    /// Each wait as the milliseconds of the back-off step it jitters (`nil` for none): the steps'
+    /// jittered ranges do not overlap, as each doubles the one before.
+    private static func steps(of waits: [Duration], in policy: ReconnectionPolicy) -> [Int?] {
+        var steps = [policy.delays.lowerBound]
+        while steps.last! < policy.delays.upperBound {
+            steps.append(min(steps.last! * 2, policy.delays.upperBound))
+        }
+        let jitter = ReconnectionPolicy.jitter
+        return waits.map { wait in
+            steps.first { step in
+                (jitter.lowerBound - 1e-9...jitter.upperBound + 1e-9).contains(wait / step)
+            }.map { Int($0 / .milliseconds(1)) }
+        }
+    }
+
+    private struct Counts: Equatable {
+        var attempts = 0
+        var failures = 0
+        var waits = 0
+    }
+
+    /// Runs `policy` until `connection`, or a failure or a wait as asked, stops it.
+    private static func run(
+        _ policy: ReconnectionPolicy, stoppingWhenFailed: Bool = false, stoppingWhileWaiting: Bool = false,
+        _ connection: (_ stop: () -> Void) async throws -> Void
+    ) async -> Counts {
+        var policy = policy
+        let isStopped = Mutex(false)
+        let counts = Mutex(Counts())
+        policy.sleep = { _ in
+            counts.withLock { $0.waits += 1 }
+            if stoppingWhileWaiting { isStopped.withLock { $0 = true } }
+        }
+        // The form whose failures ask for nothing, as `PostgresSyncStore` and the change listener
+        // call it.
+        await policy.run(until: isStopped.withLock { $0 }) { _ in
+            counts.withLock { $0.attempts += 1 }
+            try await connection { isStopped.withLock { $0 = true } }
+        } failed: { _ in
+            counts.withLock { $0.failures += 1 }
+            if stoppingWhenFailed { isStopped.withLock { $0 = true } }
+        }
+        return counts.withLock { $0 }
+    }
+}
