@@ -168,6 +168,8 @@ let package = Package(
                 "Defaults",
                 "DefaultsPostgres",
                 "DefaultsSyncClient",
+                "DefaultsSyncProtocol",
+                "DefaultsSyncSQL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -14,12 +14,17 @@ struct CivilTime: Equatable {
     /// Seconds from 1970-01-01 to Foundation's reference date, 2001-01-01.
     static let referenceOffset: Int = 978_307_200
 
+    /// The whole seconds of `interval` a text property list keeps: rounded down as Foundation does,
+    /// `NaN` as the reference date.
+    static func storedSeconds(_ interval: Double) -> Double {
+        interval.isNaN ? 0 : min(max(interval.rounded(.down), -1e14), 1e14)
+    }
+
     /// Splits a date into UTC fields, rounding down to the whole second as Foundation does.
     init(referenceInterval interval: Double) {
         // Clamp absurd dates (from a hostile binary plist) to about ±3 million years: no trap in
         // the Int conversion, and the text stays within what `parseISODate` reads back.
-        let clamped = interval.isNaN ? 0 : min(max(interval.rounded(.down), -1e14), 1e14)
-        let unix = Int(clamped) + CivilTime.referenceOffset
+        let unix = Int(Self.storedSeconds(interval)) + CivilTime.referenceOffset
         let days = unix >= 0 ? unix / 86_400 : (unix - 86_399) / 86_400
         let secondsOfDay = unix - days * 86_400
         (year, month, day) = CivilTime.civil(fromDays: days)

@@ -18,6 +18,12 @@ public enum PropertyList {
     /// deeper values, so that hostile input cannot exhaust the stack.
     public static let maximumDepth = 512
 
+    /// The time of a date as an XML property list keeps it: whole seconds since the reference
+    /// date, rounded down (`NaN` as the reference date).
+    package static func xmlStoredSeconds(of date: Date) -> Double {
+        CivilTime.storedSeconds(date.timeIntervalSinceReferenceDate)
+    }
+
     /// The serialization formats this module reads.
     public enum Format: Sendable, Hashable {
         /// Apple's XML property list (`<?xml ...?><plist>...`), or a bare element such as `<integer>5</integer>`.

@@ -2,7 +2,7 @@
 /// suite holds and a record from the store, what sync does (record a change, apply, keep, keep
 /// aside, push). ``SyncEngine`` reads the inputs, asks, and carries out the answer.
 ///
-/// Values are compared by digest (``SyncValue/digest(_:)``, ``SyncValue/absentDigest`` for no
+/// Values are compared by digest (``SyncValue/digest(of:)``, ``SyncValue/absentDigest`` for no
 /// value) and versions by timestamp: the newest write wins, wherever it was made. The value a key
 /// holds is its *stored* value (``DefaultsSuite/persistentStoredValues()``): a registered default
 /// or a value the administrator enforces is never a key's value here, so it is never pushed, and a
@@ -26,20 +26,22 @@ enum SyncRules {
         case changed(isFoundBeforeSyncing: Bool)
     }
 
-    /// What the value of digest `digest` is to a journal holding `entry`.
+    /// What the value the suite holds is to a journal holding `entry`.
     ///
     /// - Parameters:
+    ///   - digest: The held value's digest in the form of a recorded digest (an earlier version
+    ///     recorded another: ``SyncValue/digest(of:likeRecorded:)``), the current form for `nil`.
     ///   - isFirstLook: The first look at the key since sync started watching it.
     ///   - isOwnWrite: This process wrote the value; otherwise the value an entry replaced is the
     ///     file not yet written by the process that made the entry, not a change.
     static func local(
-        digest: String, entry: SyncJournal.Entry?, isFirstLook: Bool, isOwnWrite: Bool
+        digest: (_ likeRecorded: String?) -> String, entry: SyncJournal.Entry?, isFirstLook: Bool, isOwnWrite: Bool
     ) -> Local {
         guard let entry else {
-            return digest == SyncValue.absentDigest ? .neverStored : .changed(isFoundBeforeSyncing: isFirstLook)
+            return digest(nil) == SyncValue.absentDigest ? .neverStored : .changed(isFoundBeforeSyncing: isFirstLook)
         }
-        if entry.digest == digest { return .known }
-        if !isOwnWrite, entry.previousDigest == digest { return .notYetWritten }
+        if digest(entry.digest) == entry.digest { return .known }
+        if !isOwnWrite, let previous = entry.previousDigest, digest(previous) == previous { return .notYetWritten }
         return .changed(isFoundBeforeSyncing: false)
     }
 

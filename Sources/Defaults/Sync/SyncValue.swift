@@ -51,8 +51,9 @@ enum SyncValue {
     }
 
     /// The digest of `value` itself (``absentDigest`` for none): `v` and FNV-1a (64 bits), in hex,
-    /// of its kind and contents, dictionaries by sorted key; values equal as property lists have
-    /// one digest. Telling whether a value changed costs no encoding.
+    /// of its kind and contents, dictionaries by sorted key, dates in the whole seconds a suite's
+    /// file keeps; values equal as property lists have one digest. Telling whether a value
+    /// changed costs no encoding.
     static func digest(of value: PropertyListValue?) -> String {
         guard let value else { return absentDigest }
         var hash = FNV1a()
@@ -60,9 +61,9 @@ enum SyncValue {
         return "v" + String(hash.value, radix: 16)
     }
 
-    /// The digest of `value` in the form `recorded` was made in: journals written before digests
-    /// were taken of values themselves hold digests of their XML encoding (hex alone), compared
-    /// as such until the key's next change.
+    /// The digest of `value` in the form `recorded` was made in (the current form when `nil`):
+    /// journals written before digests were taken of values themselves hold digests of their XML
+    /// encoding (hex alone), compared as such until the key's next change replaces them.
     static func digest(of value: PropertyListValue?, likeRecorded recorded: String?) -> String {
         guard let recorded, recorded.first != "v", recorded != absentDigest, let value,
             let data = try? PropertyList.encodeXML(value)
@@ -112,8 +113,9 @@ private struct FNV1a {
             add(kind: 4, length: 1)
             add(bytes: CollectionOfOne(boolean ? 1 : 0))
         case .date(let date):
+            // As a suite's file keeps it: a date read back from the file is the same value.
             add(kind: 5, length: 8)
-            add(Self.normalized(date.timeIntervalSinceReferenceDate).bitPattern)
+            add(Self.normalized(PropertyList.xmlStoredSeconds(of: date)).bitPattern)
         case .data(let data):
             add(kind: 6, length: data.count)
             add(bytes: data)

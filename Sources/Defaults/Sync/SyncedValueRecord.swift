@@ -30,12 +30,14 @@ extension Defaults.iCloud {
         guard case .values(let values, _) = file.read(),
             let entry = SyncJournal.Contents(values).entry(forKey: key)
         else { return nil }
-        let digest = SyncValue.digest(of: storedValue, likeRecorded: entry.digest)
+        let local = SyncRules.local(
+            digest: { SyncValue.digest(of: storedValue, likeRecorded: $0) }, entry: entry, isFirstLook: false,
+            isOwnWrite: true)
         return SyncedValueRecord(
             writtenAt: entry.timestamp.wallTime > 0
                 ? Date(timeIntervalSince1970: Double(entry.timestamp.wallTime) / 1000) : nil,
             writer: entry.timestamp.origin,
             isPending: entry.isPending,
-            matchesStoredValue: digest == entry.digest)
+            matchesStoredValue: local == .known)
     }
 }

@@ -44,7 +44,7 @@ import Testing
                 for isFirstLook in [true, false] {
                     for isOwnWrite in [true, false] {
                         let local = SyncRules.local(
-                            digest: digest, entry: entry, isFirstLook: isFirstLook, isOwnWrite: isOwnWrite)
+                            digest: { _ in digest }, entry: entry, isFirstLook: isFirstLook, isOwnWrite: isOwnWrite)
                         #expect(
                             (local == .known) == (entry?.digest == digest), "\(String(describing: entry)) \(digest)")
                     }
@@ -56,7 +56,8 @@ import Testing
     @Test func aKeyWithNothingStoredAndNoEntryHasNothingToPush() {
         // A registered default is not a stored value: a machine with only its default pushes nothing.
         for isFirstLook in [true, false] {
-            let local = SyncRules.local(digest: Self.absent, entry: nil, isFirstLook: isFirstLook, isOwnWrite: true)
+            let local = SyncRules.local(
+                digest: { _ in Self.absent }, entry: nil, isFirstLook: isFirstLook, isOwnWrite: true)
             #expect(local == .neverStored)
         }
         #expect(!SyncRules.isPushed(nil, refused: nil))
@@ -66,10 +67,11 @@ import Testing
         for entry in Self.entries {
             guard let entry, let previous = entry.previousDigest, previous != entry.digest else { continue }
             #expect(
-                SyncRules.local(digest: previous, entry: entry, isFirstLook: false, isOwnWrite: false) == .notYetWritten
+                SyncRules.local(digest: { _ in previous }, entry: entry, isFirstLook: false, isOwnWrite: false)
+                    == .notYetWritten
             )
             #expect(
-                SyncRules.local(digest: previous, entry: entry, isFirstLook: false, isOwnWrite: true)
+                SyncRules.local(digest: { _ in previous }, entry: entry, isFirstLook: false, isOwnWrite: true)
                     == .changed(isFoundBeforeSyncing: false))
         }
     }
@@ -79,7 +81,7 @@ import Testing
             for digest in Self.digests {
                 for isFirstLook in [true, false] {
                     let local = SyncRules.local(
-                        digest: digest, entry: entry, isFirstLook: isFirstLook, isOwnWrite: false)
+                        digest: { _ in digest }, entry: entry, isFirstLook: isFirstLook, isOwnWrite: false)
                     let expected = entry == nil && digest != Self.absent && isFirstLook
                     #expect((local == .changed(isFoundBeforeSyncing: true)) == expected)
                 }
@@ -151,13 +153,14 @@ import Testing
                 continue
             }
             // Once written, the suite holds the value: known, not a change, and not pending.
-            #expect(SyncRules.local(digest: digest, entry: entry, isFirstLook: false, isOwnWrite: false) == .known)
+            #expect(
+                SyncRules.local(digest: { _ in digest }, entry: entry, isFirstLook: false, isOwnWrite: false) == .known)
             #expect(!SyncRules.isPushed(entry, refused: nil))
             // Until it is written, another process reading the suite sees the value it replaced:
             // not a change either.
             if digest != Self.absent {
                 #expect(
-                    SyncRules.local(digest: Self.absent, entry: entry, isFirstLook: false, isOwnWrite: false)
+                    SyncRules.local(digest: { _ in Self.absent }, entry: entry, isFirstLook: false, isOwnWrite: false)
                         == .notYetWritten)
             }
         }
@@ -166,7 +169,7 @@ import Testing
     @Test func anOfflineChangeOlderThanARemoteOneEndsWithTheRemoteValueAndIsNotPushed() {
         // Written offline at `now`, never pushed; another machine wrote at `later`.
         let offline = Entry(timestamp: Self.now, digest: "mine", isPending: true, previousDigest: Self.absent)
-        let local = SyncRules.local(digest: "mine", entry: offline, isFirstLook: false, isOwnWrite: false)
+        let local = SyncRules.local(digest: { _ in "mine" }, entry: offline, isFirstLook: false, isOwnWrite: false)
         #expect(local == .known)
         let verdict = SyncRules.remote(
             Self.later, .value(digestedAs: "theirs"), entry: offline, local: local, heldDigest: "mine")
@@ -184,7 +187,7 @@ import Testing
     @Test func aLocalChangeNotRecordedYetIsKeptAndStampedAfterTheRecord() {
         let clock = Self.clock()
         let entry = Entry(timestamp: Self.now, digest: "v1", isPending: false, previousDigest: nil)
-        let local = SyncRules.local(digest: "v2", entry: entry, isFirstLook: false, isOwnWrite: false)
+        let local = SyncRules.local(digest: { _ in "v2" }, entry: entry, isFirstLook: false, isOwnWrite: false)
         #expect(
             SyncRules.remote(Self.later, .value(digestedAs: "v3"), entry: entry, local: local, heldDigest: "v2")
                 == .keepLocal)
@@ -206,47 +209,78 @@ import Testing
 
     // MARK: Pushing
 
-    @Test func aChangeIsPushedWhilePendingNotRefusedAtItsVersionAndNotManaged() {
-        for entry in Self.entries {
-            for refused in [nil, Self.old, Self.now] {
-                for isManaged in [false, true] {
-                    let expected = entry?.isPending == true && refused != entry?.timestamp && !isManaged
-                    #expect(SyncRules.isPushed(entry, refused: refused, isManaged: isManaged) == expected)
-                }
-            }
+    @Test func whatIsPushed() {
+        let pending = Entry(timestamp: Self.now, digest: "v1", isPending: true, previousDigest: nil)
+        let pushed = Entry(timestamp: Self.now, digest: "v1", isPending: false, previousDigest: nil)
+        let cases: [(String, Entry?, refused: SyncTimestamp?, isManaged: Bool, isPushed: Bool)] = [
+            ("a pending change", pending, nil, false, true),
+            ("no entry", nil, nil, false, false),
+            ("a change on the store already", pushed, nil, false, false),
+            ("the version the store refused", pending, Self.now, false, false),
+            ("a newer version than the one refused", pending, Self.old, false, true),
+            ("a key the administrator manages", pending, nil, true, false),
+        ]
+        for (name, entry, refused, isManaged, isPushed) in cases {
+            #expect(SyncRules.isPushed(entry, refused: refused, isManaged: isManaged) == isPushed, "\(name)")
         }
     }
 
-    @Test func aPushClearsPendingOnlyForTheVersionPushedOrAnOlderOne() {
-        for entry in Self.entries {
-            for pushed in [Self.old, Self.now, Self.later] {
-                let after = SyncRules.afterPush(entry, pushed: pushed)
-                if let entry, entry.isPending, entry.timestamp <= pushed {
-                    var expected = entry
-                    expected.isPending = false
-                    #expect(after == expected)
-                } else {
-                    #expect(after == nil)  // changed again meanwhile, or nothing to clear
-                }
-            }
+    @Test func whatAPushLeavesPending() {
+        let pending = Entry(timestamp: Self.now, digest: "v1", isPending: true, previousDigest: "v0")
+        var cleared = pending
+        cleared.isPending = false
+        let cases: [(String, Entry?, pushed: SyncTimestamp, after: Entry?)] = [
+            ("the version pushed", pending, Self.now, cleared),
+            ("an older version than the one pushed", pending, Self.later, cleared),
+            ("changed again after the version pushed", pending, Self.old, nil),
+            ("not pending", cleared, Self.now, nil),
+            ("no entry", nil, Self.now, nil),
+        ]
+        for (name, entry, pushed, after) in cases {
+            #expect(SyncRules.afterPush(entry, pushed: pushed) == after, "\(name)")
         }
     }
 
-    @Test func aValueTheStoreHoldsOlderOrNotAtAllIsPushedAgain() {
-        for entry in Self.entries {
-            for remote in [nil, Self.old, Self.now, Self.later] {
-                let again = SyncRules.againstStore(entry, remote: remote)
-                guard let entry, !entry.isPending else {
-                    #expect(again == nil)
-                    continue
-                }
-                let storeIsBehind = remote.map { $0 < entry.timestamp } ?? true
-                // A key never stored here and absent from the store has nothing to push.
-                let hasSomething = entry.digest != Self.absent || remote != nil
-                #expect((again != nil) == (storeIsBehind && hasSomething))
-                #expect(
-                    again.map { $0.isPending && $0.timestamp == entry.timestamp && $0.digest == entry.digest } ?? true)
-            }
+    @Test func whatIsPushedAgainToAStoreBehind() {
+        let synced = Entry(timestamp: Self.now, digest: "v1", isPending: false, previousDigest: nil)
+        let removed = Entry(timestamp: Self.now, digest: Self.absent, isPending: false, previousDigest: "v1")
+        var again = synced
+        again.isPending = true
+        var removedAgain = removed
+        removedAgain.isPending = true
+        let cases: [(String, Entry?, remote: SyncTimestamp?, after: Entry?)] = [
+            ("a store without the key (new or reset)", synced, nil, again),
+            ("a store with an older version", synced, Self.old, again),
+            ("a store with this version", synced, Self.now, nil),
+            ("a store with a newer version", synced, Self.later, nil),
+            ("a removal the store holds an older value of", removed, Self.old, removedAgain),
+            ("a removal of a key the store never had", removed, nil, nil),
+            ("a change pending already", again, nil, nil),
+            ("no entry", nil, nil, nil),
+        ]
+        for (name, entry, remote, after) in cases {
+            #expect(SyncRules.againstStore(entry, remote: remote) == after, "\(name)")
         }
+    }
+
+    // MARK: Digests recorded by an earlier version
+
+    @Test func digestsAnEarlierVersionRecordedAreComparedInTheirOwnForm() {
+        // The held value's digest is "vNEW" in this version's form and "old" in the earlier one's.
+        let digest: (String?) -> String = { recorded in recorded.map { $0.hasPrefix("v") } ?? true ? "vNEW" : "old" }
+        let upgraded = Entry(timestamp: Self.now, digest: "old", isPending: false, previousDigest: "older")
+        #expect(SyncRules.local(digest: digest, entry: upgraded, isFirstLook: true, isOwnWrite: false) == .known)
+        // A change recorded by this version replaced a value whose digest the earlier one recorded.
+        let replaced = Entry(timestamp: Self.now, digest: "vOTHER", isPending: true, previousDigest: "old")
+        #expect(
+            SyncRules.local(digest: digest, entry: replaced, isFirstLook: false, isOwnWrite: false) == .notYetWritten)
+        #expect(
+            SyncRules.local(digest: digest, entry: replaced, isFirstLook: false, isOwnWrite: true)
+                == .changed(isFoundBeforeSyncing: false))
+        // A new change is recorded in this version's form.
+        let change = SyncRules.pendingEntry(
+            digest: digest(nil), replacing: upgraded, isFoundBeforeSyncing: false, clock: Self.clock())
+        #expect(change.digest == "vNEW")
+        #expect(change.previousDigest == "old")
     }
 }

@@ -34,6 +34,18 @@ import Testing
         #expect(SyncValue.digest(of: nil) == SyncValue.absentDigest)
     }
 
+    @Test func aDateReadBackFromASuitesFileHasTheDigestOfTheDateWritten() throws {
+        // A text property list keeps whole seconds: the value read back is another `Date`, and
+        // must not look like a change of the value written.
+        let written = PropertyListValue.dictionary(["at": .date(Date(timeIntervalSinceReferenceDate: 1_000.75))])
+        let readBack = try PropertyList.decodeValue(PropertyList.encodeXML(written))
+        #expect(readBack != written)
+        #expect(SyncValue.digest(of: readBack) == SyncValue.digest(of: written))
+        #expect(
+            SyncValue.digest(of: .date(Date(timeIntervalSinceReferenceDate: 1_001)))
+                != SyncValue.digest(of: .date(Date(timeIntervalSinceReferenceDate: 1_000))))
+    }
+
     @Test func aDigestAnEarlierVersionRecordedIsComparedInItsOwnForm() throws {
         let value = PropertyListValue.dictionary(["theme": .string("dark"), "size": .integer(12)])
         // An earlier version recorded FNV-1a (64 bits, hex) of the value's XML encoding.

@@ -35,79 +35,67 @@ extension SyncEngine {
     /// that observers may block on threads that write other synced keys. A key written locally
     /// meanwhile keeps that newer value (``ConditionalWrite/expected``).
     ///
-    /// A record is decoded once and never encoded: values are compared by digests of the values
-    /// themselves (``SyncValue/digest(of:)``).
+    /// A record is decoded once and never encoded (values are compared by digests of the values
+    /// themselves, ``SyncValue/digest(of:)``), and read as each key would store it before the
+    /// lock is taken.
     func apply(_ records: [SyncRecord]) {
         guard !records.isEmpty else { return }
         reloadJournals(of: nil)
+        let (arrivals, problems) = arrivals(of: records)
         let (batches, findings) = withState { state in
             var batches: [ObjectIdentifier: SuiteWrites] = [:]
             var findings = Findings()
+            findings.recording.problems = problems
+            if let problem = problems.last {
+                state.session.lastError = problem
+            }
             // Each suite's stored values as the batch found them: the batch writes none until
             // it is decided.
             var persistent: [ObjectIdentifier: [String: PropertyListValue]] = [:]
-            for record in records {
-                let targets = state.suites.values.compactMap { synced in
-                    synced.target(ofRecordNamed: record.key).map { (synced.id, $0) }
+            for arrival in arrivals {
+                let (record, id, name) = (arrival.record, arrival.suite, arrival.name)
+                guard let synced = state.suites[id] else { continue }
+                let entry = synced.journal.entry(forKey: name)
+                guard SyncRules.isNewer(record.timestamp, than: entry) else { continue }
+                if persistent[id] == nil {
+                    persistent[id] = synced.suite.persistentStoredValues()
                 }
-                guard !targets.isEmpty else { continue }
-                let decoded: PropertyListValue?
-                do {
-                    decoded = try SyncValue.decode(record.value, key: record.key)
-                } catch {
-                    state.session.lastError = "\(error)"
-                    findings.recording.problems.append("\(error)")
+                let expected = persistent[id]?[name]
+                let local = SyncRules.local(
+                    digest: { SyncValue.digest(of: expected, likeRecorded: $0) }, entry: entry, isFirstLook: false,
+                    isOwnWrite: false)
+                let heldDigest = SyncValue.digest(of: expected)
+                var verdict = SyncRules.remote(
+                    record.timestamp, arrival.incoming, entry: entry, local: local, heldDigest: heldDigest)
+                if case .keepLocal = verdict {
+                    // Stamped after the record: the local change is the newer one.
+                    state.clock.receive(record.timestamp)
+                    do {
+                        try recordPending(name, held: expected, replacing: entry, in: id, &state)
+                        findings.recording.hasChanges = true
+                        findings.recording.notes.append("local change of \"\(name)\" kept over a remote one")
+                    } catch {
+                        // One that cannot be pushed (over the size limit) gives way to the remote value.
+                        findings.recording.problems.append("\(error)")
+                        verdict = SyncRules.remote(
+                            record.timestamp, arrival.incoming, entry: entry, local: .known, heldDigest: heldDigest)
+                    }
+                }
+                switch verdict {
+                case .notNewer, .keepLocal:
                     continue
-                }
-                let recordDigest = SyncValue.digest(of: decoded)
-                for (id, target) in targets {
-                    guard let synced = state.suites[id] else { continue }
-                    let name = target.name
-                    let entry = synced.journal.entry(forKey: name)
-                    guard SyncRules.isNewer(record.timestamp, than: entry) else { continue }
-                    let (value, incoming) = Self.incoming(
-                        decoded, digest: recordDigest, of: record, as: target, in: synced.suite)
-                    if persistent[id] == nil {
-                        persistent[id] = synced.suite.persistentStoredValues()
+                case .keepAside(let reason):
+                    if let problem = keepAside(record, in: synced.suite, because: reason, &state) {
+                        findings.unreadable.append((synced.suite, problem))
                     }
-                    let expected = persistent[id]?[name]
-                    let local = SyncRules.local(
-                        digest: SyncValue.digest(of: expected, likeRecorded: entry?.digest), entry: entry,
-                        isFirstLook: false, isOwnWrite: false)
-                    let heldDigest = SyncValue.digest(of: expected)
-                    var verdict = SyncRules.remote(
-                        record.timestamp, incoming, entry: entry, local: local, heldDigest: heldDigest)
-                    if case .keepLocal = verdict {
-                        // Stamped after the record: the local change is the newer one.
-                        state.clock.receive(record.timestamp)
-                        do {
-                            try recordPending(name, held: expected, replacing: entry, in: id, &state)
-                            findings.recording.hasChanges = true
-                            findings.recording.notes.append("local change of \"\(name)\" kept over a remote one")
-                        } catch {
-                            // One that cannot be pushed (over the size limit) gives way to the remote value.
-                            findings.recording.problems.append("\(error)")
-                            verdict = SyncRules.remote(
-                                record.timestamp, incoming, entry: entry, local: .known, heldDigest: heldDigest)
-                        }
-                    }
-                    switch verdict {
-                    case .notNewer, .keepLocal:
-                        continue
-                    case .keepAside(let reason):
-                        if let problem = keepAside(record, in: synced.suite, because: reason, &state) {
-                            findings.unreadable.append((synced.suite, problem))
-                        }
-                    case .apply(let newEntry):
-                        state.clock.receive(record.timestamp)
-                        synced.journal.setEntry(newEntry, forKey: name)
-                        state.session.keptAside[record.key] = nil
-                        let into = name == record.key ? "" : " into \"\(name)\""
-                        findings.recording.notes.append(
-                            "remote change of \"\(record.key)\"\(into) at \(record.timestamp)")
-                        batches[id, default: SuiteWrites(suite: synced.suite, journal: synced.journal)].add(
-                            ConditionalWrite(key: name, expected: expected, value: value))
-                    }
+                case .apply(let newEntry):
+                    state.clock.receive(record.timestamp)
+                    synced.journal.setEntry(newEntry, forKey: name)
+                    state.session.keptAside[record.key] = nil
+                    let into = name == record.key ? "" : " into \"\(name)\""
+                    findings.recording.notes.append("remote change of \"\(record.key)\"\(into) at \(record.timestamp)")
+                    batches[id, default: SuiteWrites(suite: synced.suite, journal: synced.journal)].add(
+                        ConditionalWrite(key: name, expected: expected, value: arrival.value))
                 }
             }
             for (id, batch) in batches {
@@ -126,6 +114,46 @@ extension SyncEngine {
             _ = batch.suite.applyConditionally(batch.writes, origin: .sync)
             withState { $0.suites[ObjectIdentifier(batch.suite)]?.applying = [] }
         }
+    }
+
+    /// A record read for one synced key: what the key would store.
+    private struct Arrival {
+        let record: SyncRecord
+        let suite: ObjectIdentifier
+        let name: String
+        let value: PropertyListValue?
+        let incoming: SyncRules.Incoming
+    }
+
+    /// Each record for each synced key it is for, decoded once and read as the key would store
+    /// it, with no lock held: a migration's conversion and a key's declaration are the program's
+    /// code, which may declare or write synced keys. Returns the records that are not property
+    /// lists as problems.
+    private func arrivals(of records: [SyncRecord]) -> (arrivals: [Arrival], problems: [String]) {
+        let targets = withState { state in
+            records.map { record in
+                state.suites.values.compactMap { synced in
+                    synced.target(ofRecordNamed: record.key).map { (synced.id, synced.suite, $0) }
+                }
+            }
+        }
+        var arrivals: [Arrival] = []
+        var problems: [String] = []
+        for (record, targets) in zip(records, targets) where !targets.isEmpty {
+            let decoded: PropertyListValue?
+            do {
+                decoded = try SyncValue.decode(record.value, key: record.key)
+            } catch {
+                problems.append("\(error)")
+                continue
+            }
+            let digest = SyncValue.digest(of: decoded)
+            for (id, suite, target) in targets {
+                let (value, incoming) = Self.incoming(decoded, digest: digest, of: record, as: target, in: suite)
+                arrivals.append(Arrival(record: record, suite: id, name: target.name, value: value, incoming: incoming))
+            }
+        }
+        return (arrivals, problems)
     }
 
     /// A record's value as the key `target` would store it: converted by the key's migration

@@ -5,7 +5,7 @@ extension SyncEngine {
     private static let batchSize = 1_000
 
     /// Takes the store's newer records for every synced key, then pushes what is newer here.
-    func catchUp(from store: any DefaultsSyncStore) async {
+    func catchUp(from store: any DefaultsSyncStore, session generation: Int) async {
         // It covers the keys added so far.
         let added = withState { state in
             defer { state.session.addedSinceCatchUp = [] }
@@ -25,8 +25,8 @@ extension SyncEngine {
             }
             try await fetchAndApply(wanted, from: store)
             markNewerThanStore(remote, names: nil)
-            await push(to: store)
-            withState { state in
+            await push(to: store, session: generation)
+            withSession(generation) { state in
                 state.session.hasCaughtUp = state.session.isConnected
                 state.session.hasCaughtUpInFull = true
                 state.lastSync = Date()
@@ -43,16 +43,16 @@ extension SyncEngine {
 
     /// After a reconnection: takes what the store says changed meanwhile, the records of keys
     /// added meanwhile, and pushes what changed here; a whole catch-up when the store cannot say.
-    func resume(from store: any DefaultsSyncStore) async {
+    func resume(from store: any DefaultsSyncStore, session generation: Int) async {
         do {
             guard let missed = try await store.changesSinceLastConnection() else {
                 debug("the store cannot say what changed while disconnected: catching up in full")
-                await catchUp(from: store)
+                await catchUp(from: store, session: generation)
                 return
             }
             debug("resumed with \(missed.count) records changed while disconnected")
             apply(missed)
-            await push(to: store)
+            await push(to: store, session: generation)
             let hasAdded = withState { state in
                 state.session.hasCaughtUp = state.session.isConnected
                 state.lastSync = Date()
@@ -71,7 +71,7 @@ extension SyncEngine {
     /// Takes the store's records of `names` (keys added since the last catch-up) where newer, in
     /// batches, then pushes what is newer here: one query for many keys, never a scan of the
     /// whole namespace for each.
-    func catchUp(_ names: Set<String>, from store: any DefaultsSyncStore) async {
+    func catchUp(_ names: Set<String>, from store: any DefaultsSyncStore, session generation: Int) async {
         do {
             let records = try await fetchAndApply(Array(names), from: store)
             var remote: [String: SyncTimestamp] = [:]
@@ -79,7 +79,7 @@ extension SyncEngine {
                 remote[record.key] = record.timestamp
             }
             markNewerThanStore(remote, names: names)
-            await push(to: store)
+            await push(to: store, session: generation)
         } catch {
             noteFailure("could not catch up with the store, tried again shortly", error, store: store)
             withState { $0.session.addedSinceCatchUp.formUnion(names) }

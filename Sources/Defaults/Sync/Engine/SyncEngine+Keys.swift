@@ -44,15 +44,28 @@ extension SyncEngine {
             return unbound
         }
         for synced in unbound {
-            if let listener = synced.persistListener {
-                (synced.suite as? any StoreBackedSuite)?.store.removePersistListener(listener)
-            }
-            synced.suite.changes.removeObserver(synced.token)
+            unbind(synced)
         }
     }
 
+    /// Removes the engine's observer and persist listener from a suite no longer bound.
+    private func unbind(_ synced: SyncedSuite) {
+        if let listener = synced.persistListener {
+            (synced.suite as? any StoreBackedSuite)?.store.removePersistListener(listener)
+        }
+        synced.suite.changes.removeObserver(synced.token)
+    }
+
+    /// Stops syncing every key, and unbinds every suite (those bound for their pending changes too).
     func removeAll() {
         remove(Array(keys))
+        let unbound = withState { state in
+            defer { state.suites = [:] }
+            return Array(state.suites.values)
+        }
+        for synced in unbound {
+            unbind(synced)
+        }
     }
 
     /// Starts using `store`: every synced key's suite is watched, and the store's events run.
@@ -103,12 +116,14 @@ extension SyncEngine {
         finish(recording)
     }
 
-    /// Binds the suites of the default directory whose journals hold changes not pushed yet
-    /// (made offline, or before a crash) and none of whose keys is declared yet: those changes
-    /// are pushed at the first connection, whether or not the program touches their keys in this
-    /// run. Each suite is the one open in this process (the standard suite among them), or opened.
+    /// Binds the suites of this program whose journals hold changes not pushed yet (made offline,
+    /// or before a crash) and none of whose keys is declared yet: those changes are pushed at the
+    /// first connection, whether or not the program touches their keys in this run. This
+    /// program's suites are its standard suite and the suites it has opened; the default
+    /// directory is shared with other programs, whose suites are never opened here.
     private func bindSuitesWithPendingChanges() {
         let directory = FileSuite.defaultDirectory
+        let standardFile = FileSuite.fileURL(forName: Defaults.standardSuiteName, in: directory)
         for summary in Defaults.iCloud.journalSummaries(in: directory) where summary.pendingChanges > 0 {
             let fileURL = directory.appendingPathComponent(summary.suite + ".plist", isDirectory: false)
             let isBound = withState { state in
@@ -116,10 +131,7 @@ extension SyncEngine {
             }
             guard !isBound else { continue }
             let open = SuiteRegistry.all.first { ($0 as? any StoreBackedSuite)?.store.fileURL == fileURL }
-            let suite =
-                open
-                ?? (fileURL == FileSuite.fileURL(forName: Defaults.standardSuiteName)
-                    ? FileSuite.standard : FileSuite(fileURL: fileURL))
+            guard let suite = open ?? (fileURL == standardFile ? FileSuite.standard : nil) else { continue }
             bind(suite, for: nil, migration: nil)
         }
     }

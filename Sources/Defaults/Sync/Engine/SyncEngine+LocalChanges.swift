@@ -21,14 +21,11 @@ extension SyncEngine {
         guard let synced = state.suites[id] else { return }
         let held = synced.held(name, in: persistent)
         let entry = synced.journal.entry(forKey: name)
-        let digest = SyncValue.digest(of: held, likeRecorded: entry?.digest)
-        switch SyncRules.local(digest: digest, entry: entry, isFirstLook: isFirstLook, isOwnWrite: isOwnWrite) {
-        case .known:
-            if var entry, entry.digest != SyncValue.digest(of: held) {
-                entry.digest = SyncValue.digest(of: held)  // recorded by an earlier version: now of the value
-                synced.journal.setEntry(entry, forKey: name)
-            }
-        case .notYetWritten, .neverStored:
+        let local = SyncRules.local(
+            digest: { SyncValue.digest(of: held, likeRecorded: $0) }, entry: entry, isFirstLook: isFirstLook,
+            isOwnWrite: isOwnWrite)
+        switch local {
+        case .known, .notYetWritten, .neverStored:
             break
         case .changed(let isFoundBeforeSyncing):
             do {

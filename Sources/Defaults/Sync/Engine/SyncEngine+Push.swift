@@ -2,11 +2,11 @@ import DefaultsPropertyList
 import Foundation
 
 extension SyncEngine {
-    /// Pushes every pending change (``SyncRules/isPushed(_:refused:)``), sorted by key (so that
+    /// Pushes every pending change (``SyncRules/isPushed(_:refused:isManaged:)``), sorted by key (so that
     /// machines pushing overlapping keys lock them in one order); on success, clears the ones not
     /// changed again meanwhile. Records the store refused are set aside and reported, and every
     /// other key goes on syncing.
-    func push(to store: any DefaultsSyncStore) async {
+    func push(to store: any DefaultsSyncStore, session generation: Int) async {
         let records = withState { state -> [SyncRecord] in
             guard state.session.isConnected else { return [] }
             var byName: [String: SyncRecord] = [:]
@@ -27,10 +27,14 @@ extension SyncEngine {
                     if let encoded = synced.encoded[name], encoded.digest == entry.digest {
                         data = encoded.data
                     } else {
+                        // The value the entry records, never another (the suite's file may not hold
+                        // it yet): one that differs is recorded at its next look.
                         persistent = persistent ?? synced.suite.persistentStoredValues()
-                        guard let encoded = try? SyncValue.encode(synced.held(name, in: persistent), key: name) else {
-                            continue
-                        }
+                        let held = synced.held(name, in: persistent)
+                        let local = SyncRules.local(
+                            digest: { SyncValue.digest(of: held, likeRecorded: $0) }, entry: entry, isFirstLook: false,
+                            isOwnWrite: true)
+                        guard local == .known, let encoded = try? SyncValue.encode(held, key: name) else { continue }
                         data = encoded
                     }
                     if let existing = byName[name], existing.timestamp >= entry.timestamp { continue }
@@ -51,8 +55,8 @@ extension SyncEngine {
             return
         }
         clearFailure()
-        let newlyRefused = withState { state in
-            var newlyRefused: [String] = []
+        var newlyRefused: [String] = []
+        withSession(generation) { state in
             for record in records {
                 if let reason = refused[record.key] {
                     if state.session.refused[record.key]?.timestamp != record.timestamp {
@@ -75,7 +79,6 @@ extension SyncEngine {
                 state.session.refusalProblem = nil
             }
             state.lastSync = Date()
-            return newlyRefused
         }
         debug("pushed \(records.count - refused.count) change(s)")
         if !newlyRefused.isEmpty {

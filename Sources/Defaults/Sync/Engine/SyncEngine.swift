@@ -70,6 +70,16 @@ final class SyncEngine: Sendable {
         state.withLock { body(&$0) }
     }
 
+    /// Runs `body` if the session `generation` is still the one in use: what a job learned from
+    /// a store the application has since replaced is not the new store's.
+    func withSession(_ generation: Int, _ body: (inout State) -> Void) {
+        state.withLock { state in
+            if state.session.generation == generation {
+                body(&state)
+            }
+        }
+    }
+
     func enqueue(_ job: Job) {
         let isRedundant = withState { state -> Bool in
             if case .push = job {
@@ -104,20 +114,22 @@ final class SyncEngine: Sendable {
     // MARK: Jobs
 
     private func run(_ job: Job) async {
-        guard let store = withState({ $0.session.store }) else { return }
+        guard
+            let (store, generation) = withState({ state in state.session.store.map { ($0, state.session.generation) } })
+        else { return }
         switch job {
-        case .event(let event, let generation):
-            guard withState({ $0.session.generation == generation }) else { return }
-            await handle(event, from: store)
+        case .event(let event, let eventGeneration):
+            guard eventGeneration == generation else { return }
+            await handle(event, from: store, session: generation)
         case .push:
             withState { $0.isPushQueued = false }
-            await push(to: store)
+            await push(to: store, session: generation)
         case .reconcile:
             reconcile()
-            await push(to: store)
+            await push(to: store, session: generation)
         case .catchUp:
             if withState({ $0.session.isConnected }) {
-                await catchUp(from: store)
+                await catchUp(from: store, session: generation)
             }
         case .catchUpAdded:
             let names = withState { state -> Set<String> in
@@ -127,12 +139,12 @@ final class SyncEngine: Sendable {
                 return state.session.addedSinceCatchUp
             }
             if !names.isEmpty {
-                await catchUp(names, from: store)
+                await catchUp(names, from: store, session: generation)
             }
         }
     }
 
-    private func handle(_ event: SyncEvent, from store: any DefaultsSyncStore) async {
+    private func handle(_ event: SyncEvent, from store: any DefaultsSyncStore, session generation: Int) async {
         switch event {
         case .connected:
             let isReconnection = withState { state in
@@ -142,9 +154,9 @@ final class SyncEngine: Sendable {
             }
             debug("connected to \(store.description)")
             if isReconnection {
-                await resume(from: store)
+                await resume(from: store, session: generation)
             } else {
-                await catchUp(from: store)
+                await catchUp(from: store, session: generation)
             }
         case .received(let records):
             apply(records)
