@@ -18,6 +18,10 @@ public struct ReconnectionPolicy: Sendable {
     /// Waits the given (jittered) duration, or less if the task is cancelled: `Task.sleep`, which
     /// tests replace to see the waits without waiting.
     package var sleep: @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
+    /// The clock by which a connection's time up is measured, against ``settledAfter``: the
+    /// continuous clock's `now`, which tests replace to say how long a connection stayed up
+    /// without its staying up.
+    package var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
 
     /// What each wait is multiplied by, drawn afresh each time.
     public static let jitter: ClosedRange<Double> = 0.8...1.2
@@ -51,7 +55,7 @@ public struct ReconnectionPolicy: Sendable {
     ) async {
         var delay = delays.lowerBound
         while !isStopped() {
-            let connectedAt = ConnectedAt()
+            let connectedAt = ConnectedAt(clock: now)
             var waitsLongest = false
             do {
                 try await connection { connectedAt.mark() }
@@ -62,7 +66,7 @@ public struct ReconnectionPolicy: Sendable {
             guard !isStopped() else { break }
             if waitsLongest {
                 delay = delays.upperBound
-            } else if let since = connectedAt.instant, since.duration(to: .now) >= settledAfter {
+            } else if let since = connectedAt.instant, since.duration(to: now()) >= settledAfter {
                 delay = delays.lowerBound
             }
             await sleep(delay * Double.random(in: Self.jitter))
@@ -71,12 +75,18 @@ public struct ReconnectionPolicy: Sendable {
     }
 }
 
-/// When one attempt's connection reported itself connected, if it did.
+/// When one attempt's connection first reported itself connected, by `clock`, if it did.
 private final class ConnectedAt: Sendable {
+    private let clock: @Sendable () -> ContinuousClock.Instant
     private let state = Mutex<ContinuousClock.Instant?>(nil)
 
+    init(clock: @escaping @Sendable () -> ContinuousClock.Instant) {
+        self.clock = clock
+    }
+
     func mark() {
-        state.withLock { $0 = $0 ?? .now }
+        let now = clock()
+        state.withLock { $0 = $0 ?? now }
     }
 
     var instant: ContinuousClock.Instant? { state.withLock { $0 } }

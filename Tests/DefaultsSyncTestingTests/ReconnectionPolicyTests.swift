@@ -4,8 +4,9 @@ import Testing
 
 /// The one reconnection policy of `PostgresSyncStore`, the sync service's change listener and
 /// `SyncServiceStore`: the wait doubles up to the longest, a connection that stayed up starts it
-/// over, a failure may ask for the longest at once, and the loop stops when asked. The waits are
-/// read from the policy (its `sleep` replaced), never timed.
+/// over, a failure may ask for the longest at once, every attempt after the first comes after a
+/// wait, and the loop stops when asked. The waits are read from the policy (its `sleep` replaced)
+/// and the time a connection stays up is told to it (its `now` replaced), never timed.
 struct ReconnectionPolicyTests {
     private let policy = ReconnectionPolicy(delays: .milliseconds(10)...(.milliseconds(80)))
 
@@ -26,9 +27,13 @@ struct ReconnectionPolicyTests {
                 Attempt(staysUp: .seconds(1)),
                 // Connected, but lost at once: the back-off goes on too.
                 Attempt(connects: true),
+                // Connected, but lost just before the policy asks: the back-off goes on too.
+                Attempt(connects: true, staysUp: .seconds(1) - .nanoseconds(1)),
+                // As long before connecting, then lost at once: the time up counts from connecting.
+                Attempt(connectsAfter: .seconds(1), connects: true),
                 .fails,
             ])
-        #expect(Self.steps(of: waits, in: policy) == [10, 20, 40, 10, 20, 40, 80])
+        #expect(Self.steps(of: waits, in: policy) == [10, 20, 40, 10, 20, 40, 80, 80, 80])
     }
 
     @Test func aFailureThatAsksForTheLongestWaitGetsItUntilAConnectionStaysUp() async {
@@ -72,27 +77,45 @@ struct ReconnectionPolicyTests {
         #expect(counts == Counts(attempts: 3, failures: 0, waits: 2))
     }
 
-    @Test func itWaitsBetweenAttempts() async {
-        // The policy's own sleep: only a lower bound, which a loaded machine cannot break.
-        let policy = ReconnectionPolicy(delays: .milliseconds(20)...(.milliseconds(20)))
-        let attempts = Mutex(0)
-        let start = ContinuousClock.now
-        await policy.run(until: attempts.withLock { $0 } >= 3) { _ in
-            attempts.withLock { $0 += 1 }
+    @Test func everyAttemptAfterTheFirstComesAfterAWait() async {
+        // Failing, ending without an error, connected and lost: each is followed by a wait, which
+        // the policy awaits to its end before the next attempt; no wait comes before the first
+        // attempt, nor after the last, which stops the policy.
+        enum Event: Equatable {
+            case attempt, waitStarted, waitEnded
+        }
+        var policy = policy
+        let events = Mutex<[Event]>([])
+        policy.sleep = { _ in
+            events.withLock { $0.append(.waitStarted) }
+            await Task.yield()
+            events.withLock { $0.append(.waitEnded) }
+        }
+        var started = 0
+        await policy.run(until: started == 4) { connected in
+            events.withLock { $0.append(.attempt) }
+            started += 1
+            switch started {
+            case 2: return
+            case 3: connected()
+            default: break
+            }
             throw CancellationError()
         } failed: { _ in
         }
-        let least = Duration.milliseconds(20) * 2 * ReconnectionPolicy.jitter.lowerBound
-        #expect(start.duration(to: .now) >= least)
+        let afterAWait: [Event] = [.waitStarted, .waitEnded, .attempt]
+        #expect(events.withLock { $0 } == [.attempt] + afterAWait + afterAWait + afterAWait)
     }
 
     // MARK: Helpers
 
     /// What one attempt does before it fails.
     private struct Attempt {
+        /// How long it takes before it reports itself connected, if it does.
+        var connectsAfter: Duration = .zero
         /// Whether it reports itself connected.
         var connects = false
-        /// How long it stays up then.
+        /// How long it stays up then (or, not connected, after `connectsAfter`).
         var staysUp: Duration = .zero
         /// Whether its failure asks for the longest wait.
         var asksLongest = false
@@ -104,17 +127,21 @@ struct ReconnectionPolicyTests {
         let asksLongest: Bool
     }
 
-    /// The waits `policy` asks for between `attempts`, stopping after the last.
+    /// The waits `policy` asks for between `attempts`, stopping after the last. The policy's clock
+    /// moves only as the attempts say they take time, and its waits take none.
     private static func waits(of policy: ReconnectionPolicy, over attempts: [Attempt]) async -> [Duration] {
         var policy = policy
         let waits = Mutex<[Duration]>([])
+        let now = Mutex(ContinuousClock.now)
         policy.sleep = { wait in waits.withLock { $0.append(wait) } }
+        policy.now = { now.withLock { $0 } }
         var started = 0
         await policy.run(until: started == attempts.count) { connected in
             let attempt = attempts[started]
             started += 1
+            now.withLock { $0 += attempt.connectsAfter }
             if attempt.connects { connected() }
-            if attempt.staysUp > .zero { try await Task.sleep(for: attempt.staysUp) }
+            now.withLock { $0 += attempt.staysUp }
             throw AttemptFailed(asksLongest: attempt.asksLongest)
         } waitsLongestAfter: { error in
             (error as? AttemptFailed)?.asksLongest ?? false
