@@ -3,7 +3,7 @@ import DefaultsSyncProtocol
 /// A record's version, and the one rule of which of two versions of a key wins: the later wall
 /// time, then the larger counter, then the origin in byte order (as PostgreSQL's `"C"` collation
 /// compares the `clock_origin` column). The upsert (``SyncRows/store(_:savepoint:on:logger:)``)
-/// keeps a row only for a later version by the same rule, in SQL (``laterSQL(_:than:)``).
+/// keeps a row only for a later version by the same rule, in SQL (`laterSQL(_:than:)`).
 public struct RecordVersion: Sendable, Hashable, Comparable {
     public var wall: Int64
     public var counter: Int64
