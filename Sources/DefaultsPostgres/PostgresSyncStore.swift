@@ -95,7 +95,7 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         self.configuration = configuration
         self.namespace = namespace
         reconnection = ReconnectionPolicy(delays: reconnectDelays)
-        rows = SyncTable.store.rows(of: [namespace])
+        rows = SyncTable.store(namespace: namespace)
         self.responseTimeout = responseTimeout
         self.livenessCheckInterval = livenessCheckInterval
         endpoint = Self.endpoint(of: configuration)

@@ -14,7 +14,7 @@ extension StatusStore {
     /// - Throws: ``StatusProblem``: the database is the sync service's, its schema is newer than
     ///   this program's, or it could not be read.
     func viewWithoutMigrating(_ database: PostgresURL) async throws -> View? {
-        let rows = namespace.map { SyncTable.store.rows(of: [$0]) }
+        let rows = namespace.map { SyncTable.store(namespace: $0) }
         let logger = Logger(label: "defaults-sync.status")
         let schema = SyncSchema.store
         let inspection: SchemaInspection

@@ -67,7 +67,7 @@ struct SyncSchemaTests {
             #expect(
                 try cluster.query("SELECT version FROM defaults_sync_schema", database: "store_v\(version)")
                     == ["\(schema.currentVersion)"])
-            let rows = SyncTable.store.rows(of: ["ns"])
+            let rows = SyncTable.store(namespace: "ns")
             let before = try await rows.latest(on: connection, logger: logger)
             #expect(try await rows.records(forKeys: ["old"], on: connection, logger: logger).map(\.wall) == [5])
             #expect(try await push([record("old", wall: 6), record("new", wall: 1)], to: rows, on: connection).isEmpty)
@@ -101,7 +101,7 @@ struct SyncSchemaTests {
             let connection = try await connection(to: "upsert", on: cluster)
             defer { Task { try? await connection.close() } }
             try await SyncSchema.store.migrate(connection, logger: logger)
-            let rows = SyncTable.store.rows(of: ["ns"])
+            let rows = SyncTable.store(namespace: "ns")
             #expect(try await push([record("k", wall: 2, value: "2")], to: rows, on: connection).isEmpty)
             // Older, then equal: passed over; later by origin alone (byte order): stored.
             var later = record("k", wall: 2, value: "3")

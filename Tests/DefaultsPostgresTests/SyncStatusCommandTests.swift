@@ -155,7 +155,7 @@ struct PostgresSyncStatusCommandTests {
             // The values part of the service's schema, migrated as the server migrates it (the
             // server adds statements of its own, which this package cannot run), and 3 records.
             try await SyncSchema.service.migrate(connection, logger: logger)
-            let rows = SyncTable.service.rows(of: ["u", "com.example.status"])
+            let rows = SyncTable.service(user: "u", namespace: "com.example.status")
             for key in ["one", "two", "three"] {
                 let record = WireRecord(
                     key: key, value: Data("v".utf8), wall: 1_700_000_000_000, counter: 0, origin: "o")

@@ -98,14 +98,7 @@ final class EngineDirectory: Sendable {
 /// `Defaults.Keys` in the standard suite (`level` and `race`, `String?`; `colorScheme` and
 /// `font`, `String` with the default `system`), declared at their first use. The helper's peer,
 /// and its racers, are the other machines, at the store's level on the same in-memory server.
-final class EngineMachine: Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    static let helperPath = builtExecutable("DefaultsSyncTestingHelper")
-    static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: helperPath) }
-
+final class EngineMachine: HelperProcess {
     /// Now, in milliseconds since 1970, as timestamps count.
     static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
@@ -120,26 +113,6 @@ final class EngineMachine: Sendable {
         _ = try await child.line { $0 == "ready" }
     }
 
-    /// What the process logged so far.
-    var log: String { child.error }
-
-    /// Sends a command and returns its answer, which must start with `answer`.
-    @discardableResult
-    func send(_ command: String, answer: String = "ok") async throws -> String {
-        let start = child.lines().count
-        try child.write(command + "\n")
-        let line = try await child.line(after: start) { _ in true }
-        guard line.hasPrefix(answer) else {
-            throw Failure(description: "\(command): \(line); log: \(log.suffix(2000))")
-        }
-        return line
-    }
-
-    /// The rest of the answer to `command KEY`, after `answer KEY `.
-    func value(_ command: String, _ key: String, answer: String) async throws -> String {
-        String(try await send("\(command) \(key)", answer: "\(answer) \(key) ").dropFirst("\(answer) \(key) ".count))
-    }
-
     /// What the program reads of its key `key` (`(nil)`: no value).
     func get(_ key: String) async throws -> String { try await value("app-get", key, answer: "value") }
     func set(_ key: String, _ value: String) async throws { try await send("app-set \(key) \(value)") }
@@ -151,7 +124,9 @@ final class EngineMachine: Sendable {
     /// The timestamp of the server's record of `key`.
     func serverStamp(_ key: String) async throws -> SyncTimestamp {
         let text = try await value("server-stamp", key, answer: "stamp")
-        guard let timestamp = SyncTimestamp(text) else { throw Failure(description: "no record of \(key): \(text)") }
+        guard let timestamp = SyncTimestamp(text) else {
+            throw HelperFailure(description: "no record of \(key): \(text)")
+        }
         return timestamp
     }
 
@@ -159,15 +134,9 @@ final class EngineMachine: Sendable {
     func wallClock() async throws -> Int64 {
         let answer = try await send("wall-clock", answer: "wall-clock ")
         guard let milliseconds = Int64(answer.dropFirst("wall-clock ".count)) else {
-            throw Failure(description: answer)
+            throw HelperFailure(description: answer)
         }
         return milliseconds
-    }
-
-    func waitUntil(
-        _ what: String, fileID: String = #fileID, line: Int = #line, _ condition: () async throws -> Bool
-    ) async throws {
-        try await TestSupport.waitUntil("\(what); log: \(log.suffix(2000))", fileID: fileID, line: line, condition)
     }
 
     /// Waits until syncing is done, and returns the status line.

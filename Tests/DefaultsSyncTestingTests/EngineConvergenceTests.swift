@@ -99,7 +99,7 @@ private struct RaceState: CustomStringConvertible {
         var fields: [String: String] = [:]
         for field in answer.split(separator: " ").dropFirst() {
             let parts = field.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { throw EngineMachine.Failure(description: "race-state: \(answer)") }
+            guard parts.count == 2 else { throw HelperFailure(description: "race-state: \(answer)") }
             fields[parts[0]] = parts[1]
         }
         func valueAndStamp(_ name: String) -> (String, String) {

@@ -407,14 +407,7 @@ private final class MachineDirectory: Sendable {
 }
 
 /// One run of the helper program in a machine's directory; see Tests/SyncTestingHelper/main.swift.
-private final class RuleMachine: Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    static let helperPath = builtExecutable("DefaultsSyncTestingHelper")
-    static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: helperPath) }
-
+private final class RuleMachine: HelperProcess {
     let child: ChildProcess
 
     /// - Parameters:
@@ -427,25 +420,6 @@ private final class RuleMachine: Sendable {
         child = try ChildProcess(
             Self.helperPath, offline ? ["--offline", "yes"] : [], environment: environment, input: .pipe)
         _ = try await child.line { $0 == "ready" }
-    }
-
-    var log: String { child.error }
-
-    /// Sends a command and returns its answer, which must start with `answer`.
-    @discardableResult
-    func send(_ command: String, answer: String = "ok") async throws -> String {
-        let start = child.lines().count
-        try child.write(command + "\n")
-        let line = try await child.line(after: start) { _ in true }
-        guard line.hasPrefix(answer) else {
-            throw Failure(description: "\(command): \(line); log: \(log.suffix(2000))")
-        }
-        return line
-    }
-
-    /// The rest of the answer to `command KEY`, after `answer KEY `.
-    func value(_ command: String, _ key: String, answer: String) async throws -> String {
-        String(try await send("\(command) \(key)", answer: "\(answer) \(key) ").dropFirst("\(answer) \(key) ".count))
     }
 
     /// What the program reads of its key `key`.
@@ -466,12 +440,6 @@ private final class RuleMachine: Sendable {
     func journalPending() async throws -> Int? {
         let line = try await send("journal", answer: "journal pending=")
         return Int(line.dropFirst("journal pending=".count).prefix { $0.isNumber })
-    }
-
-    func waitUntil(
-        _ what: String, fileID: String = #fileID, line: Int = #line, _ condition: () async throws -> Bool
-    ) async throws {
-        try await TestSupport.waitUntil("\(what); log: \(log.suffix(2000))", fileID: fileID, line: line, condition)
     }
 
     /// Waits until `Defaults.iCloud.waitForSyncCompletion` says syncing is done, and returns the

@@ -10,14 +10,9 @@ import PostgresNIO
 /// sync service's declares its owner first, for row-level security). Every value is bound.
 public struct SyncRows: Sendable {
     public let table: SyncTable
-    /// A value for each of the table's owner columns, in order.
+    /// A value for each of the table's owner columns, in order (``SyncTable/store(namespace:)``,
+    /// ``SyncTable/service(user:namespace:)``).
     public let owner: [String]
-
-    public init(table: SyncTable, owner: [String]) {
-        precondition(owner.count == table.ownerColumns.count, "one value for each of \(table.ownerColumns)")
-        self.table = table
-        self.owner = owner
-    }
 
     /// The columns a record is read from, in ``record(from:)``'s order.
     private static let recordColumns = "key, value, clock_wall, clock_counter, clock_origin, seq"

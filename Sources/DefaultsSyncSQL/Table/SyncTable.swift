@@ -12,7 +12,7 @@ public struct SyncTable: Sendable, Hashable {
     /// number of the owner's rows.
     public let heads: String?
 
-    public init(name: String, ownerColumns: [String], heads: String?) {
+    private init(name: String, ownerColumns: [String], heads: String?) {
         self.name = name
         self.ownerColumns = ownerColumns
         self.heads = heads
@@ -28,8 +28,13 @@ public struct SyncTable: Sendable, Hashable {
         name: "defaults_sync_service_values", ownerColumns: ["user_id", "namespace"],
         heads: "defaults_sync_service_heads")
 
-    /// The rows of one owner: `owner` holds a value for each of ``ownerColumns``, in order.
-    public func rows(of owner: [String]) -> SyncRows {
-        SyncRows(table: self, owner: owner)
+    /// The store's rows of one namespace.
+    public static func store(namespace: String) -> SyncRows {
+        SyncRows(table: .store, owner: [namespace])
+    }
+
+    /// The service's rows of one user's namespace.
+    public static func service(user: String, namespace: String) -> SyncRows {
+        SyncRows(table: .service, owner: [user, namespace])
     }
 }

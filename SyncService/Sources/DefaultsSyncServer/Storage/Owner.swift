@@ -21,7 +21,7 @@ public struct Owner: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The owner's rows of the values table, and the statements on them.
-    var rows: SyncRows { SyncTable.service.rows(of: [user, namespace]) }
+    var rows: SyncRows { SyncTable.service(user: user, namespace: namespace) }
 
     public var description: String { "user \(user.debugDescription), namespace \(namespace.debugDescription)" }
 }
