@@ -126,7 +126,7 @@ final class ServiceConnection: DefaultsSyncStore {
         switch SyncCloseReason(closeReason: close?.reason) {
         case .tokenExpired, .tokenRevoked:
             return .unauthorized(reason: close?.reason ?? "no reason given")
-        case .slowConsumer, .tooManyConnections:
+        case .slowConsumer, .tooManyConnections, .tryAgainLater:
             // The server's side of a device that reads too slowly, or of too many devices: worth
             // an operator's look, which a reconnection would otherwise hide.
             logger.warning("\(closed); reconnecting", metadata: ["store": "\(description)"])

@@ -281,7 +281,7 @@ extension SyncCloseReason {
     var closeCode: WebSocketErrorCode {
         switch self {
         case .tokenExpired, .tokenRevoked: .policyViolation
-        case .slowConsumer, .tooManyConnections: .unknown(1013)
+        case .slowConsumer, .tooManyConnections, .tryAgainLater: .unknown(1013)
         }
     }
 }
