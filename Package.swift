@@ -65,6 +65,8 @@ let package = Package(
         .target(name: "DefaultsFiles", dependencies: ["DefaultsPropertyList"]),
         // The schema format: every key's type, default, description and allowed values; Foundation only.
         .target(name: "DefaultsSchema"),
+        // The one rule for printing outside text: controls escaped visibly (`package` access, no product).
+        .target(name: "DefaultsTerminalText"),
         .target(
             name: "Defaults",
             dependencies: [
@@ -158,6 +160,7 @@ let package = Package(
                 "DefaultsFiles",
                 "DefaultsPropertyList",
                 "DefaultsSchema",
+                "DefaultsTerminalText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -170,6 +173,7 @@ let package = Package(
                 "DefaultsSyncClient",
                 "DefaultsSyncProtocol",
                 "DefaultsSyncSQL",
+                "DefaultsTerminalText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
