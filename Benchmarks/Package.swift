@@ -41,7 +41,7 @@ let package = Package(
             path: "Benchmarks/Allocations",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // P8, P10, P11: sync latency and convergence through PostgreSQL and through the sync
+        // P8, P10, P11, P14, P19: sync latency and convergence through PostgreSQL and through the sync
         // service (built from ../SyncService), between real processes.
         .executableTarget(
             name: "SyncLatency",
@@ -49,6 +49,7 @@ let package = Package(
                 .product(name: "Defaults", package: "swift-defaults"),
                 .product(name: "DefaultsPostgres", package: "swift-defaults"),
                 .product(name: "DefaultsSyncClient", package: "swift-defaults"),
+                .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
             ]
         ),
         .executableTarget(

@@ -1,6 +1,6 @@
 // P8: syncing through PostgreSQL, between real processes on this machine.
 //
-//   swift run -c release SyncLatency [P8] [P10] [P11] [P14]   (the sections named, or all)
+//   swift run -c release SyncLatency [P8] [P10] [P11] [P14] [P14R] [P19]   (the sections named, or all)
 //
 // - Latency: a write in process A, seen by a `Defaults.observe` handler in process B; p50 and
 //   p99 over 500 changes (after 20 warm-up ones), one change at a time. Target: p99 <= 50 ms.
@@ -21,14 +21,20 @@
 //   programs, 4 more processes, timed at their `Defaults.observe` handlers.
 // - P14: P11 again, beside 100 devices on the first instance that ask for a 700 KB value again
 //   and again and never read: that instance's resident memory grows by at most 2 MB per such
-//   device (it closes them as slow consumers; they connect again), and the ordinary devices' p99
-//   stays <= 50 ms.
+//   device (it closes them as slow consumers), and the ordinary devices' p99 stays <= 50 ms.
+// - P14R: the same, the 100 devices connecting again at once whenever they are closed, honouring
+//   nothing: the same targets.
+// - P19: one user at every per-user limit (32 connections to one instance, each pushing 1,000
+//   records and asking for 1,000-record reads as fast as answered) beside 200 users x 2 devices
+//   writing once a second, on two instances with the standard limits: the ordinary devices' p99
+//   <= 50 ms, none lost or duplicated.
 //
 // Uses the server in $DEFAULTS_SYNC_URL, or starts a throwaway one with
 // ../Tests/postgres-cluster.sh (Debian's postgresql package). Each process has its own
 // XDG_CONFIG_HOME; this binary runs itself as the children (`--child ROLE`).
 import Defaults
 import DefaultsPostgres
+import DefaultsSyncProtocol
 import Foundation
 
 if CommandLine.arguments.count > 2, CommandLine.arguments[1] == "--child" {
@@ -182,35 +188,39 @@ let p11Users = 250
 let p11DevicesPerUser = 4
 let p11Seconds = 30
 
-/// P11's 1,000 device connections, users named `prefix-N`, each user writing once a second for
-/// 30 s; `whileConnected` runs once they are all connected, before the writes start.
-@MainActor func ordinaryDevices(users prefix: String, whileConnected: () throws -> Void = {}) throws -> OrdinaryRun {
+/// P11's 1,000 device connections (or `users` x `devicesPerUser` on `instances`), users named
+/// `prefix-N`, each user writing once a second for 30 s; `whileConnected` runs once they are all
+/// connected, before the writes start.
+@MainActor func ordinaryDevices(
+    users prefix: String, count users: Int = p11Users, devicesPerUser: Int = p11DevicesPerUser,
+    on instances: Service = service, whileConnected: () throws -> Void = {}
+) throws -> OrdinaryRun {
     var run = OrdinaryRun()
-    let storeUsers = p11Users - 1
-    let tokens = try service.tokens(for: (0..<p11Users).map { "\(prefix)-\($0)" }, namespace: namespace)
+    let storeUsers = users - 1
+    let tokens = try instances.tokens(for: (0..<users).map { "\(prefix)-\($0)" }, namespace: namespace)
     let tokenFile = FileManager.default.temporaryDirectory.appendingPathComponent("p11-\(UUID().uuidString).tokens")
     try tokens.prefix(storeUsers).joined(separator: "\n").write(to: tokenFile, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(at: tokenFile) }
-    setenv("P11_URLS", service.urls.joined(separator: ","), 1)
+    setenv("P11_URLS", instances.urls.joined(separator: ","), 1)
     setenv("P11_TOKENS", tokenFile.path, 1)
-    let memoryBefore = service.residentBytes().reduce(0, +)
-    let stores = try (0..<p11DevicesPerUser).map { slot in
+    let memoryBefore = instances.residentBytes().reduce(0, +)
+    let stores = try (0..<devicesPerUser).map { slot in
         try Peer(
             role: "p11", url: "", namespace: namespace,
-            arguments: ["\(slot)", "\(p11DevicesPerUser)", "\(storeUsers)", "\(p11Seconds)"])
+            arguments: ["\(slot)", "\(devicesPerUser)", "\(storeUsers)", "\(p11Seconds)"])
     }
-    let witnesses = try (0..<p11DevicesPerUser).map { slot in
+    let witnesses = try (0..<devicesPerUser).map { slot in
         try Peer(
-            role: "witness", url: service.urls[slot % service.urls.count], namespace: namespace,
+            role: "witness", url: instances.urls[slot % instances.urls.count], namespace: namespace,
             token: tokens[storeUsers],
-            arguments: ["\(slot)", "\(p11DevicesPerUser)", "\(p11Seconds)"])
+            arguments: ["\(slot)", "\(devicesPerUser)", "\(p11Seconds)"])
     }
     for peer in stores + witnesses {
         let line = try peer.next(timeout: 300) { $0.hasPrefix("connected ") || $0.hasPrefix("error") }
         run.connections += Int(line.split(separator: " ").last ?? "") ?? 0
     }
     run.memoryPerConnection =
-        Double(service.residentBytes().reduce(0, +) - memoryBefore) / Double(max(1, run.connections))
+        Double(instances.residentBytes().reduce(0, +) - memoryBefore) / Double(max(1, run.connections))
     try whileConnected()
     let start = Date().timeIntervalSince1970 + 2
     for peer in stores + witnesses {
@@ -258,11 +268,13 @@ if wanted("P11") {
 }
 
 // P14: P11 again, beside 100 devices on the first instance that ask for a 700 KB value again
-// and again and never read (4 users x 25 devices, under the connections per user; the server
-// closes each as a slow consumer, and each connects again and asks again, for the whole run).
-// Their cost is the first instance's growth beyond the second's, which serves as many ordinary
-// devices and no slow one.
-if wanted("P14") {
+// and again and never read (4 users x 25 devices, under the connections per user); the server
+// closes each as a slow consumer. P14R: the same devices connecting again at once whenever they
+// are closed, honouring nothing (they never read a close frame), for the whole run. Their cost is
+// the first instance's growth beyond the second's, which serves as many ordinary devices and no
+// slow one.
+let p14Variants = [false, true].filter { wanted($0 ? "P14R" : "P14") }
+if !p14Variants.isEmpty {
     let slowUsers = 4
     let devicesPerSlowUser = 25
     let slowTokens = try service.tokens(for: (0..<slowUsers).map { "p14-slow-\($0)" }, namespace: namespace)
@@ -271,9 +283,7 @@ if wanted("P14") {
         try SlowDevices.storeValue(port: port, token: token, bytes: 700_000)
     }
     let servers = service.instances.map(\.process.processIdentifier)
-    // The target: 100 devices. Then, for the record, the same devices connecting again each time
-    // the server closes them.
-    for reconnecting in [false, true] {
+    for reconnecting in p14Variants {
         var baseline: [Int] = []
         var slow: SlowDevices?
         let run = try ordinaryDevices(users: "p14-\(reconnecting ? "again" : "user")") {
@@ -289,16 +299,46 @@ if wanted("P14") {
         let perDevice = growth / Double(devices)
         let met = perDevice <= 2 * 1_048_576 && run.all.p99 <= 50 && run.complete
         print(
-            "P14\(reconnecting ? " (connecting again when closed, not a target)" : "") \(devices) devices asking for "
-                + "700 KB values and never reading, on one instance, beside \(run.connections) ordinary connections: "
+            (reconnecting ? "P14R" : "P14") + " \(devices) devices asking for 700 KB values and never reading"
+                + (reconnecting ? ", connecting again at once whenever closed," : "")
+                + " on one instance, beside \(run.connections) ordinary connections: "
                 + String(
-                    format:
-                        "the instance's resident memory grew by %.1f MB at most, %.1f MB more than the other's (%.2f MB per device)",
+                    format: "the instance's resident memory grew by %.1f MB at most, %.1f MB more than the other's "
+                        + "(%.2f MB per device)",
                     (growths.first ?? .nan) / 1_048_576, growth / 1_048_576, perDevice / 1_048_576)
-                + ", \(slow?.closedByServer ?? 0) closed as slow consumers; the ordinary devices: \(run.received) of "
-                + "\(run.expected) deliveries, "
-                + String(format: "p50 %.2f ms, p99 %.2f ms", run.all.p50, run.all.p99)
-                + (reconnecting ? "" : " (target <= 2 MB per device and p99 <= 50 ms: \(met ? "met" : "NOT met"))"))
+                + ", \(slow?.closedByServer ?? 0) closed by the server, \(slow?.connectionsOpened ?? 0) connections "
+                + "opened; the ordinary devices: \(run.received) of \(run.expected) deliveries, "
+                + "\(run.duplicated) duplicated, "
+                + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", run.all.p50, run.all.p99, run.all.max)
+                + " (target <= 2 MB per device, p99 <= 50 ms, none lost: \(met ? "met" : "NOT met"))")
         fflush(nil)
     }
+}
+
+// P19: one user at every per-user limit beside 200 others, on two instances with the standard
+// limits (not the raised ones above): the greedy user's 32 connections (its cap) on the first
+// instance push 1,000 records and ask for 1,000-record reads as fast as they are answered
+// (``GreedyDevices``), while 200 users x 2 devices write one value a second each, as in P11.
+if wanted("P19") {
+    let fair = try Service(database: url, instances: 2, options: [])
+    defer { fair.stop() }
+    let greedyToken = try fair.tokens(for: ["p19-greedy"], namespace: namespace)[0]
+    let connections = ServiceLimits.standard.userConnections
+    var greedy: GreedyDevices?
+    let run = try ordinaryDevices(users: "p19-user", count: 200, devicesPerUser: 2, on: fair) {
+        greedy = GreedyDevices(port: fair.instances[0].port, token: greedyToken, connections: connections)
+        // Its queue has built up before the first ordinary write.
+        sleep(3)
+    }
+    let greedyEvents = greedy?.stop() ?? ""
+    let met = run.all.p99 <= 50 && run.complete
+    print(
+        "P19 one user's \(connections) connections on one instance pushing 1,000-record batches and asking for "
+            + "1,000-record reads as fast as answered, beside \(run.connections) ordinary connections (200 users "
+            + "x 2, one write a second each for \(p11Seconds) s): the ordinary devices: \(run.received) of "
+            + "\(run.expected) deliveries (\(run.expected - run.received) lost), \(run.duplicated) duplicated, "
+            + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", run.all.p50, run.all.p99, run.all.max)
+            + "; the greedy user's answers: \(greedyEvents)"
+            + " (target p99 <= 50 ms, none lost or duplicated: \(met ? "met" : "NOT met"))")
+    fflush(nil)
 }
