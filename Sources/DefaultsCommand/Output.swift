@@ -1,24 +1,103 @@
 import DefaultsPropertyList
+import DefaultsTerminalText
 import Foundation
 
 /// Printing, unbuffered, so that `watch` shows each change at once and a failing command's
 /// message is out before it exits.
+///
+/// Every printer goes through `TerminalText`'s one rule for text from outside (a file, a schema,
+/// another machine): a ``Line`` escapes what is interpolated into it, to a terminal or a pipe; a
+/// value printed on its own (``printValue(_:)``, ``writeValue(_:)``) is escaped only for a
+/// terminal, so that a script reads its bytes; JSON escapes per JSON; errors are escaped always.
 enum Output {
-    /// Writes `text` and a newline to standard output.
-    static func print(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    /// A line of output: its literal text is the command's own, and every value interpolated into
+    /// it is text from outside, escaped as one line (`\(description)`), or a value's old-style text
+    /// (`\(value: value)`) with a collection's layout kept.
+    struct Line: ExpressibleByStringInterpolation {
+        fileprivate(set) var text: String
+
+        init(stringLiteral text: String) {
+            self.text = text
+        }
+
+        init(stringInterpolation: StringInterpolation) {
+            text = stringInterpolation.text
+        }
+
+        static func += (line: inout Line, other: Line) {
+            line.text += other.text
+        }
+
+        struct StringInterpolation: StringInterpolationProtocol {
+            fileprivate var text = ""
+
+            init(literalCapacity: Int, interpolationCount: Int) {
+                text.reserveCapacity(literalCapacity + 16 * interpolationCount)
+            }
+
+            mutating func appendLiteral(_ literal: String) {
+                text += literal
+            }
+
+            /// Text from outside (a name, a description, a path, a number), escaped as one line.
+            mutating func appendInterpolation(_ outside: some CustomStringConvertible) {
+                text += TerminalText.escaped(outside.description)
+            }
+
+            /// A line already made, as it is.
+            mutating func appendInterpolation(_ line: Line) {
+                text += line.text
+            }
+
+            /// `value` as old-style text (``Output/text(_:)``): a collection laid out over lines
+            /// as `read` prints it (its strings are quoted and escaped), a string as one line.
+            mutating func appendInterpolation(value: PropertyListValue) {
+                switch value {
+                case .array, .dictionary: text += TerminalText.escaped(Output.text(value), layout: .lines)
+                default: text += TerminalText.escaped(Output.text(value))
+                }
+            }
+        }
     }
 
-    /// Writes `data` as it is to standard output.
-    static func write(_ data: Data) {
-        FileHandle.standardOutput.write(data)
+    /// Writes `line` and a newline to standard output.
+    static func print(_ line: Line) {
+        FileHandle.standardOutput.write(Data((line.text + "\n").utf8))
+    }
+
+    /// Writes JSON text and a newline to standard output, with the controls JSON lets a string
+    /// hold as they are written as `\uXXXX` escapes.
+    static func printJSON(_ json: String) {
+        FileHandle.standardOutput.write(Data((TerminalText.jsonEscaped(json) + "\n").utf8))
+    }
+
+    /// Writes JSON as ``printJSON(_:)`` does, from its UTF-8 bytes.
+    static func printJSON(_ json: Data) {
+        printJSON(String(decoding: json, as: UTF8.self))
+    }
+
+    /// Writes a value's own bytes to standard output (an exported property list): as they are to
+    /// a pipe or a file, escaped with their lines kept to a terminal.
+    static func writeValue(_ data: Data) {
+        guard TerminalText.standardOutputIsTerminal else {
+            FileHandle.standardOutput.write(data)
+            return
+        }
+        data.withUnsafeBytes { bytes in
+            FileHandle.standardOutput.write(Data(TerminalText.escaped(bytes, layout: .lines)))
+        }
     }
 
     /// Writes the old-style text of `value` (see ``text(_:)``) and a newline to standard output,
-    /// in pieces as it is made: a large domain's text is never held whole.
-    static func printText(_ value: Any) {
+    /// in pieces as it is made: a large domain's text is never held whole. A string is written as
+    /// it is to a pipe or a file, for scripts, and escaped with its lines kept to a terminal.
+    static func printValue(_ value: Any) {
+        let isTerminal = TerminalText.standardOutputIsTerminal
         PropertyList.writeOpenStepDescription(value) { bytes in
-            FileHandle.standardOutput.write(Data(bytes))
+            // A collection's text is ASCII (the writer escapes its strings), so a piece never
+            // splits a character; a top-level string comes in one piece.
+            FileHandle.standardOutput.write(
+                isTerminal ? Data(TerminalText.escaped(bytes, layout: .lines)) : Data(bytes))
         }
         FileHandle.standardOutput.write(Data("\n".utf8))
     }
@@ -28,8 +107,8 @@ enum Output {
     struct BufferedLines {
         private var text = ""
 
-        mutating func print(_ line: String) {
-            text += line
+        mutating func print(_ line: Line) {
+            text += line.text
             text += "\n"
             if text.utf8.count >= 1 << 16 {
                 flush()
@@ -38,14 +117,15 @@ enum Output {
 
         mutating func flush() {
             guard !text.isEmpty else { return }
-            Output.write(Data(text.utf8))
+            FileHandle.standardOutput.write(Data(text.utf8))
             text = ""
         }
     }
 
-    /// Writes `text` and a newline to standard error.
-    static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+    /// Writes `message` and a newline to standard error, escaped always (standard error is
+    /// usually a terminal), its own line breaks kept: a usage message is two lines.
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data((TerminalText.escaped(message, layout: .lines) + "\n").utf8))
     }
 
     // MARK: Text
@@ -197,9 +277,10 @@ private struct JSONWriter {
             case "\u{08}": text += "\\b"
             case "\u{0C}": text += "\\f"
             default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                // The other C0 controls, and DEL, C1 and the bidirectional controls, which JSON
+                // allows as they are but a terminal obeys.
+                if TerminalText.isControl(scalar) {
+                    TerminalText.appendJSONEscape(scalar, to: &text)
                 } else {
                     text.unicodeScalars.append(scalar)
                 }

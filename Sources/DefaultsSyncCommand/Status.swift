@@ -1,5 +1,6 @@
 import ArgumentParser
 import Defaults
+import DefaultsTerminalText
 import Foundation
 import Synchronization
 
@@ -138,7 +139,7 @@ struct Status: ParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(TerminalText.jsonEscaped(String(decoding: try encoder.encode(report), as: UTF8.self)))
         } else {
             print(Self.text(report))
         }
@@ -164,6 +165,8 @@ struct Status: ParsableCommand {
         }
     }
 
+    /// The report as people read it, every line escaped as `TerminalText` escapes outside text:
+    /// suite names, the store's errors and notes come from files, the URL and the store.
     static func text(_ report: Report) -> String {
         let dates = ISO8601DateFormatter()
         var lines = ["store: \(report.store ?? "none")"]
@@ -190,7 +193,7 @@ struct Status: ParsableCommand {
                 "\(suite.suite): \(suite.pendingChanges) pending change(s), last sync "
                     + (suite.lastSync.map { dates.string(from: $0) } ?? "never"))
         }
-        return lines.joined(separator: "\n")
+        return lines.map { TerminalText.escaped($0) }.joined(separator: "\n")
     }
 
     /// Runs async work from this synchronous command, for `seconds` at most: a store that never

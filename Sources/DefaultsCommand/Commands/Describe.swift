@@ -20,14 +20,14 @@ struct Describe: ParsableCommand {
         let (domain, name) = try selection.requireDomain(
             andOne: "key", from: arguments, usage: "defaults describe <domain> <key>")
         let (key, found) = try SchemaCatalog.requireKey(name, of: domain)
-        Output.print(key.description ?? "(no description)")
+        Output.print("\(key.description ?? "(no description)")")
         Output.print("type: \(key.type?.rawValue ?? "any type") (\(key.swiftType))")
-        Output.print("default: \(key.defaultText)")
+        Output.print("default: \(key.defaultLine)")
         if let allowedValues = key.allowedValues {
             Output.print("allows: \(allowedValues.summary)")
         }
         if let value = try SchemaKeyValues(domain).current(name) {
-            Output.print("value: \(Output.text(value.object))")
+            Output.print("value: \(value: value)")
         }
         Output.print("syncs: \(key.iCloud ? "yes" : "no")")
         Output.print("schema: \(found.file.path)")

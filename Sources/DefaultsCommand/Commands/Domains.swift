@@ -14,6 +14,10 @@ struct Domains: ParsableCommand {
 
     func run() throws {
         let names = DomainStore().domainNames()
-        Output.print(json ? Output.json(.array(names.map(PropertyListValue.string))) : names.joined(separator: ", "))
+        if json {
+            Output.printJSON(Output.json(.array(names.map(PropertyListValue.string))))
+        } else {
+            Output.print("\(names.joined(separator: ", "))")
+        }
     }
 }

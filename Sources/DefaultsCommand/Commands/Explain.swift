@@ -50,13 +50,13 @@ struct Explain: ParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             do {
-                Output.write(try encoder.encode(explanation) + Data("\n".utf8))
+                Output.printJSON(try encoder.encode(explanation))
             } catch {
                 throw CommandFailure("Could not encode the explanation: \(error)")
             }
         } else {
             for line in explanation.textLines() {
-                Output.print(line)
+                Output.print("\(line)")
             }
         }
         for problem in explanation.problems {

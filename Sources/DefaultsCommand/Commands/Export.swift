@@ -21,7 +21,7 @@ struct Export: ParsableCommand {
             throw CommandFailure("Could not export domain \(domain.displayName): \(error)")
         }
         if target == "-" {
-            Output.write(data)
+            Output.writeValue(data)
             return
         }
         let path = (target as NSString).expandingTildeInPath

@@ -34,7 +34,7 @@ struct Find: ParsableCommand {
             }
         }
         if json {
-            Output.print(
+            Output.printJSON(
                 Output.json(
                     .dictionary(
                         Dictionary(
@@ -44,7 +44,7 @@ struct Find: ParsableCommand {
             Output.print("No domain, key, nor value containing '\(word)'")
         } else {
             for (domain, values) in found {
-                Output.print("Found \(values.count) keys in domain '\(domain)': \(Output.text(values))")
+                Output.print("Found \(values.count) keys in domain '\(domain)': \(value: .dictionary(values))")
             }
         }
         if let last = failures.popLast() {

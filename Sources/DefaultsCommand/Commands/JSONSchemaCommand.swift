@@ -22,7 +22,7 @@ struct JSONSchemaCommand: ParsableCommand {
     func run() throws {
         let found = try SchemaCatalog.require(try Domain(argument: domain))
         do {
-            Output.write(try found.schema.jsonSchema() + Data("\n".utf8))
+            Output.printJSON(try found.schema.jsonSchema())
         } catch {
             throw CommandFailure("Could not write the JSON Schema of \(domain): \(error)")
         }

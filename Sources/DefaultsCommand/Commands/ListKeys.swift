@@ -27,7 +27,7 @@ struct ListKeys: ParsableCommand {
         for key in found.schema.keys {
             output.print(key.listLine(value: values.current(key.name)))
             if let description = key.description {
-                output.print("    " + description)
+                output.print("    \(description)")
             }
         }
         output.flush()
@@ -36,24 +36,15 @@ struct ListKeys: ParsableCommand {
 
 extension KeySchema {
     /// `fontSize (integer, Swift.Int) = 14, default 12, allows 8 through 72, syncs`.
-    func listLine(value: PropertyListValue?) -> String {
-        // Appended piece by piece into one string: a domain of thousands of keys makes as many lines.
-        var line = Output.quotedKey(name)
-        line.reserveCapacity(line.utf8.count + swiftType.utf8.count + 64)
-        line += " ("
-        line += type?.rawValue ?? "any type"
-        line += ", "
-        line += swiftType
-        line += ")"
+    func listLine(value: PropertyListValue?) -> Output.Line {
+        // Appended piece by piece into one line: a domain of thousands of keys makes as many lines.
+        var line: Output.Line = "\(Output.quotedKey(name)) (\(type?.rawValue ?? "any type"), \(swiftType))"
         if let value {
-            line += " = "
-            line += Output.text(value)
+            line += " = \(value: value)"
         }
-        line += ", default "
-        line += defaultText
+        line += ", default \(defaultLine)"
         if let allowedValues {
-            line += ", allows "
-            line += allowedValues.summary
+            line += ", allows \(allowedValues.summary)"
         }
         if iCloud {
             line += ", syncs"
@@ -61,11 +52,18 @@ extension KeySchema {
         return line
     }
 
-    /// The default as people read it: its value, `none` or `computed when read`.
+    /// The default as people read it: its value, `none` or `computed when read`; for
+    /// `explain --json`, which escapes per JSON.
     var defaultText: String {
-        if let defaultValue {
-            return Output.text(PropertyListValue(defaultValue))
-        }
-        return isDefaultDynamic ? "computed when read" : "none"
+        defaultValue.map { Output.text(PropertyListValue($0)) } ?? noDefaultText
+    }
+
+    /// ``defaultText`` as a line shows it: a string default escaped as one line.
+    var defaultLine: Output.Line {
+        defaultValue.map { "\(value: PropertyListValue($0))" } ?? "\(noDefaultText)"
+    }
+
+    private var noDefaultText: String {
+        isDefaultDynamic ? "computed when read" : "none"
     }
 }

@@ -45,7 +45,7 @@ struct Migrate: ParsableCommand {
             }
         }
         for line in planned.lines {
-            Output.print(line)
+            Output.print("\(line)")
         }
     }
 }

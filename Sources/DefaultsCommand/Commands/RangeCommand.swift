@@ -26,7 +26,7 @@ struct RangeCommand: ParsableCommand {
             andOne: "key", from: arguments, usage: "defaults range <domain> <key>")
         let (key, _) = try SchemaCatalog.requireKey(name, of: domain)
         let type = key.type?.rawValue ?? "any"
-        func text(_ value: SchemaValue) -> String { Output.text(PropertyListValue(value).object) }
+        func text(_ value: SchemaValue) -> Output.Line { "\(value: PropertyListValue(value))" }
         switch key.allowedValues {
         case nil:
             Output.print("type \(type)")

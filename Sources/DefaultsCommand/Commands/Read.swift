@@ -47,12 +47,12 @@ struct Read: ParsableCommand {
                 let failure = notFound(CommandFailure.pairDoesNotExist(domain, key: key), domain: domain, key: key)
                 throw CommandFailure.renamedKey(key, of: domain, otherwise: failure)
             }
-            json ? Output.print(Output.json(value)) : Output.printText(value)
+            json ? Output.printJSON(Output.json(value)) : Output.printValue(value)
         } else {
             guard let values, !values.isEmpty || !domain.isAbsentWhenEmpty else {
                 throw notFound(.domainDoesNotExist(domain), domain: domain, key: nil)
             }
-            json ? Output.print(Output.json(.dictionary(values))) : Output.printText(values)
+            json ? Output.printJSON(Output.json(.dictionary(values))) : Output.printValue(values)
         }
     }
 
@@ -82,7 +82,7 @@ struct Read: ParsableCommand {
             case .failure(let failure): failures.append(failure)
             }
         }
-        json ? Output.print(Output.json(.dictionary(everything))) : Output.printText(everything)
+        json ? Output.printJSON(Output.json(.dictionary(everything))) : Output.printValue(everything)
         if let last = failures.popLast() {
             for failure in failures {
                 Output.printError(failure.message)

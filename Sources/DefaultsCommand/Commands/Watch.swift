@@ -126,7 +126,8 @@ final class ChangePrinter: Sendable {
                 }
                 let value = Defaults.AnySerializable.bridge.serialize(change.newValue)
                 output.withLock { _ in
-                    Output.print(line(key: key, value: value))
+                    let text = line(key: key, value: value)
+                    json ? Output.printJSON(text) : Output.print("\(text)")
                 }
             }
         }
