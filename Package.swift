@@ -239,6 +239,11 @@ let package = Package(
                 "DefaultsSyncTesting", "DefaultsSyncTestingHelper", "TestSupport",
             ]
         ),
+        // The sync service's client in process: its token source, its buffer and its reconnection.
+        .testTarget(
+            name: "DefaultsSyncClientTests",
+            dependencies: ["DefaultsSyncClient", "DefaultsSyncProtocol", "TestSupport"]
+        ),
         // Runs the built `defaults` executable; depending on its target gets it built.
         .testTarget(
             name: "DefaultsCommandTests",

@@ -1,18 +1,19 @@
-import DefaultsSyncProtocol
 import Synchronization
 
-/// The answer to one message, awaited by its sender and given by the connection's reader, in
-/// whichever order they come.
-final class PendingReply: Sendable {
+/// An answer awaited by one task and given by another, once, in whichever order they come: the
+/// server's reply to one message (given by the connection's reader), or the token provider's
+/// token (given by the call's own task, which may never end).
+final class PendingReply<Value: Sendable>: Sendable {
     private enum State {
-        case waiting(CheckedContinuation<ServerMessage, any Error>?)
-        case done(Result<ServerMessage, any Error>)
+        case waiting(CheckedContinuation<Value, any Error>?)
+        case done(Result<Value, any Error>)
     }
 
     private let state = Mutex<State>(.waiting(nil))
 
-    func resolve(_ result: Result<ServerMessage, any Error>) {
-        let continuation = state.withLock { state -> CheckedContinuation<ServerMessage, any Error>? in
+    /// Gives the answer; any after the first is ignored.
+    func resolve(_ result: Result<Value, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<Value, any Error>? in
             guard case .waiting(let continuation) = state else { return nil }
             state = .done(result)
             return continuation
@@ -21,10 +22,10 @@ final class PendingReply: Sendable {
     }
 
     /// The answer; a cancelled wait ends with `CancellationError`.
-    func value() async throws -> ServerMessage {
+    func value() async throws -> Value {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let result = state.withLock { state -> Result<ServerMessage, any Error>? in
+                let result = state.withLock { state -> Result<Value, any Error>? in
                     switch state {
                     case .done(let result):
                         return result

@@ -18,7 +18,7 @@ final class ServiceConnection: DefaultsSyncStore {
     private struct Session {
         let outbound: WebSocketOutboundWriter
         let limits: ServiceLimits
-        var pending: [Int: PendingReply] = [:]
+        var pending: [Int: PendingReply<ServerMessage>] = [:]
     }
 
     /// The open session; `nil` between connections.
@@ -63,13 +63,17 @@ final class ServiceConnection: DefaultsSyncStore {
             let fresh = try await tokens.fresh()
             token = fresh
             try await connect(token: fresh, reporting: report, connected: connected)
-        } waitsLongestAfter: { error in
+        } nextWaitAfter: { error in
             await report(.disconnected(error))
+            // The server's back-off ("retry after N s") is never cut short.
+            if let wait = (error as? SyncServiceError)?.retryAfter {
+                return .atLeast(wait)
+            }
             // Refused tokens back off as any failure does, and the very token refused last, given
             // again, waits longest: only a new one helps.
-            guard case SyncServiceError.unauthorized = error, let token else { return false }
+            guard case SyncServiceError.unauthorized = error, let token else { return .backOff }
             defer { refusedToken = token }
-            return token == refusedToken
+            return token == refusedToken ? .longest : .backOff
         }
     }
 
@@ -86,10 +90,11 @@ final class ServiceConnection: DefaultsSyncStore {
             autoPing: .enabled(timePeriod: options.pingInterval))
         // Events reach the library in order from a task of their own: the library's answer to one
         // calls the store, whose replies this connection's reader must go on reading meanwhile.
-        let (events, sink) = AsyncStream.makeStream(of: SyncEvent.self)
+        // Bounded: while the library is behind, the reader waits, and so reads no more.
+        let events = BoundedBuffer<SyncEvent>(capacity: Self.bufferedEvents)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in events {
+                while let event = await events.next() {
                     await report(event)
                 }
             }
@@ -105,20 +110,26 @@ final class ServiceConnection: DefaultsSyncStore {
                             self.logger.warning("The sync service sent a message this client does not understand")
                             continue
                         }
-                        self.handle(decoded, outbound: outbound, events: sink, connected: connected)
+                        await self.handle(decoded, outbound: outbound, events: events, connected: connected)
                     }
                 }
             } catch {
                 ended(because: error)
-                sink.finish()
+                events.finish()
+                // What was read reaches the library before the failure is reported.
+                try? await group.waitForAll()
                 throw error
             }
             ended(because: SyncServiceError.closed(code: nil, reason: nil))
-            sink.finish()
+            events.finish()
             try await group.waitForAll()
             throw why(close)
         }
     }
+
+    /// The most events read and not yet taken by the library: each is at most one message of the
+    /// server's, of at most ``SyncProtocol/maximumRecordsPerMessage`` records.
+    static let bufferedEvents = 16
 
     /// Why the server closed the connection: a token to renew, or a connection to make again.
     private func why(_ close: WebSocketCloseFrame?) -> SyncServiceError {
@@ -137,16 +148,18 @@ final class ServiceConnection: DefaultsSyncStore {
         }
     }
 
+    /// Handles one message of the server's; waits while the library has ``bufferedEvents`` events
+    /// not taken yet.
     private func handle(
-        _ message: ServerMessage, outbound: WebSocketOutboundWriter, events: AsyncStream<SyncEvent>.Continuation,
+        _ message: ServerMessage, outbound: WebSocketOutboundWriter, events: BoundedBuffer<SyncEvent>,
         connected: @Sendable () -> Void
-    ) {
+    ) async {
         switch message.kind {
         case .welcome:
             session.withLock { $0 = Session(outbound: outbound, limits: message.limits ?? .standard) }
             // Listening already: what commits after `latest` reaches this device.
             position.withLock { $0 = $0 ?? message.latest ?? 0 }
-            events.yield(.connected)
+            guard await events.send(.connected) else { return }
             connected()
         case .reply, .failure:
             guard let id = message.id, let reply = session.withLock({ $0?.pending.removeValue(forKey: id) }) else {
@@ -154,17 +167,19 @@ final class ServiceConnection: DefaultsSyncStore {
             }
             reply.resolve(.success(message))
         case .changed:
-            guard let records = message.records, !records.isEmpty else { return }
+            guard let records = message.records, !records.isEmpty,
+                await events.send(.received(records.map(\.syncRecord)))
+            else { return }
+            // Only once the library will get them: records not taken are fetched after reconnecting.
             if let last = records.last?.seq {
                 raisePosition(to: last)
             }
-            events.yield(.received(records.map(\.syncRecord)))
         }
     }
 
     /// Fails every call waiting for an answer: the connection that would bring it is gone.
     private func ended(because error: any Error) {
-        let pending = session.withLock { session -> [PendingReply] in
+        let pending = session.withLock { session -> [PendingReply<ServerMessage>] in
             defer { session = nil }
             return Array(session?.pending.values ?? [:].values)
         }
@@ -179,7 +194,7 @@ final class ServiceConnection: DefaultsSyncStore {
         var message = message
         message.id = nextID.add(1, ordering: .relaxed).newValue
         let id = message.id
-        let reply = PendingReply()
+        let reply = PendingReply<ServerMessage>()
         guard
             let outbound = session.withLock({ session -> WebSocketOutboundWriter? in
                 session?.pending[id] = reply

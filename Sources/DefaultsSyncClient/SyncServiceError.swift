@@ -1,3 +1,4 @@
+import DefaultsSyncProtocol
 import Foundation
 
 /// Why the sync service could not be used; `Defaults.iCloud.status` and the log show it.
@@ -12,7 +13,8 @@ public enum SyncServiceError: Error, Sendable, Equatable, CustomStringConvertibl
     case unauthorized(reason: String)
     /// The token provider gave a token for another user or namespace than the store's.
     case tokenMismatch(user: String, namespace: String)
-    /// The token provider threw, or gave no token within the response timeout; the store asks
+    /// The token provider threw, or gave no token within the response timeout, or its call left
+    /// at that timeout has not returned yet (it is not called again until it does); the store asks
     /// again, more slowly each time.
     case tokenProviderFailed(String)
     /// The connection closed; the store reconnects by itself.
@@ -39,5 +41,14 @@ public enum SyncServiceError: Error, Sendable, Equatable, CustomStringConvertibl
         case .timedOut(let seconds): "The sync service did not answer within \(seconds) s"
         case .failed(let message): "The sync service failed: \(message)"
         }
+    }
+}
+
+extension SyncServiceError {
+    /// The wait the server asked for before the next connection, when it closed this one with a
+    /// reason naming one (`retry after N s`).
+    var retryAfter: Duration? {
+        guard case .closed(_, let reason) = self else { return nil }
+        return SyncCloseReason.retryAfter(closeReason: reason)
     }
 }

@@ -5,30 +5,32 @@ import Foundation
 import Synchronization
 
 /// `defaults-sync status`: whether the store is reachable and what it holds for the namespace,
-/// asked through `DefaultsSyncStore` as the library asks it (a PostgreSQL database read first, so
-/// that nothing is created or migrated); what is pending here, and when each suite last synced.
+/// the sync service asked through `DefaultsSyncStore` as the library asks it, a PostgreSQL database
+/// only read (nothing created or migrated); what is pending here, and when each suite last synced.
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show whether the sync store is reachable, its records, the pending changes and the last sync time.",
         discussion: """
-            The store is the one $\(DefaultsSyncTool.urlVariable) names, made as an application \
-            makes it: postgres://user:password@host:5432/database for PostgresSyncStore, with \
+            The store is the one $\(DefaultsSyncTool.urlVariable) names: \
+            postgres://user:password@host:5432/database for PostgresSyncStore's database, with \
             $\(DefaultsSyncTool.namespaceVariable) naming the application's namespace (without it, \
             only the server is checked); or the sync service's wss://host (ws://host:port on \
             loopback or a private network) for SyncServiceStore, with a token in \
             $\(DefaultsSyncTool.tokenVariable) (never on the command line, where ps shows it), which \
-            names the user and the namespace. The store is asked what the library asks it: it \
-            connects, then lists the namespace's records, as stored: end to end encrypted ones under \
+            names the user and the namespace. The namespace's records are listed as stored: end \
+            to end encrypted ones under \
             hashed names, with the encryption's check and head records (no passphrase is read). The \
             last change is the newest record's version, by the clock of the machine that wrote it. \
             Pending changes and sync times are read from the sync journals in \
             $XDG_CONFIG_HOME/.defaults-sync (or ~/.config/.defaults-sync).
 
-            The status never writes: a PostgreSQL database is first read (which tables it holds, at \
-            which schema version), and the store runs only on one at this program's schema. A \
-            database without any sync table is reported with 0 records (nothing has synced through \
-            it yet), and none is created; one at an older schema has its records counted as they \
-            are, not migrated.
+            The status never writes: a PostgreSQL database is read in one read-only transaction \
+            (which tables it holds, at which schema version, then the namespace's rows), so a role \
+            with only CONNECT on the database and SELECT on defaults_sync_values and \
+            defaults_sync_schema may run it. A database without any sync table is reported with 0 \
+            records (nothing has synced through it yet), and none is created; one at an older \
+            schema has its records counted as they are, not migrated. The sync service is asked \
+            what the library asks it: it connects, then lists the records.
 
             Exits with status 1, the report naming the problem (errorKind and problems in JSON), \
             when no store is configured, its URL cannot be read or has another scheme, the token \

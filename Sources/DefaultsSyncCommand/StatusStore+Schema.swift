@@ -4,16 +4,15 @@ import Foundation
 import Logging
 
 extension StatusStore {
-    /// What a PostgreSQL database holds, read before the store runs: `PostgresSyncStore` creates its
-    /// tables in a database without them and migrates an older schema when it connects, and a
-    /// status never writes. Over one connection, read only, within the store's timeout.
+    /// What a PostgreSQL database holds, only read: over one connection, in one read-only
+    /// transaction, within the timeout, which schema it holds and at which version
+    /// (`SyncSchema.inspect`), then the namespace's records (`SyncRows.stamps`, the store's own
+    /// read). Nothing is created or migrated, so a role with `CONNECT` on the database and `SELECT`
+    /// on the store's table may ask.
     ///
-    /// - Returns: The view of a database the store must not be run on: one without any sync table
-    ///   (no record), or at an older schema (its records counted as they are); `nil` for one at
-    ///   this program's schema, which the store, run as an application runs it, leaves unchanged.
     /// - Throws: ``StatusProblem``: the database is the sync service's, its schema is newer than
     ///   this program's, or it could not be read.
-    func viewWithoutMigrating(_ database: PostgresURL) async throws -> View? {
+    func readOnlyView(of database: PostgresURL) async throws -> View {
         let rows = namespace.map { SyncTable.store(namespace: $0) }
         let logger = Logger(label: "defaults-sync.status")
         let schema = SyncSchema.store
@@ -22,14 +21,19 @@ extension StatusStore {
         do {
             (inspection, stamps) = try await SyncSchema.inspect(url: database, timeout: timeout, logger: logger) {
                 inspection, connection in
-                // The store's own read (`timestamps()`), on rows `migrate` would have migrated first.
-                guard case .older = inspection.standing(of: schema), let rows else { return (inspection, nil) }
-                return (inspection, try await rows.stamps(on: connection, logger: logger))
+                // The rows as they are, of an older schema too, which `migrate` would migrate first.
+                switch inspection.standing(of: schema) {
+                case .older, .current: break
+                case .absent, .newer: return (inspection, nil)
+                }
+                return (inspection, try await rows?.stamps(on: connection, logger: logger))
             }
         } catch {
             let message = "\(error)"
             throw StatusProblem(message.contains("no answer within") ? .timedOut : .unreachable, message)
         }
+        let newest = stamps?.map(\.wall).max()
+        let lastChange = newest.map { Date(timeIntervalSince1970: Double($0) / 1000) }
         switch inspection.standing(of: schema) {
         case .absent where inspection.serviceVersion != nil:
             throw StatusProblem(
@@ -49,14 +53,13 @@ extension StatusStore {
                     + "this program's (\(schema.currentVersion)): update defaults-sync (\(schema.program)). "
                     + "Nothing was changed.")
         case .older(let version):
-            let newest = stamps?.map(\.wall).max()
             return View(
-                records: stamps?.count, lastChange: newest.map { Date(timeIntervalSince1970: Double($0) / 1000) },
+                records: stamps?.count, lastChange: lastChange,
                 note: "the store's schema (\(schema.versionTable)) is version \(version), older than this "
                     + "program's (\(schema.currentVersion)): counted without migrating it; an application of "
                     + "this version migrates it when it connects")
         case .current:
-            return nil
+            return View(records: stamps?.count, lastChange: lastChange)
         }
     }
 }

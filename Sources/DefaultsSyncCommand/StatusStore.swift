@@ -1,29 +1,34 @@
 import Defaults
-import DefaultsPostgres
 import DefaultsSyncClient
 import DefaultsSyncSQL
 import Foundation
 
-/// The sync store `$DEFAULTS_SYNC_URL` names, made as an application makes it, and asked for its
-/// view through `DefaultsSyncStore`: `run(reporting:)` until it reports a connection or a
-/// failure, then `timestamps()`. A PostgreSQL database is inspected first, read only, and the store
-/// is run only on one at this program's schema, which it would not change
-/// (`viewWithoutMigrating`).
+/// The sync store `$DEFAULTS_SYNC_URL` names, and what it holds. The sync service's store is made
+/// as an application makes it and asked through `DefaultsSyncStore`: `run(reporting:)` until it
+/// reports a connection or a failure, then `timestamps()`. A PostgreSQL database is only read, in
+/// one read-only transaction (`readOnlyView`): `PostgresSyncStore` is never run, since connecting
+/// it runs its migration, which a role that may only read is refused even when there is nothing
+/// to migrate.
 struct StatusStore {
-    /// `postgres` (`PostgresSyncStore`) or `sync-service` (`SyncServiceStore`).
+    /// Where the records are read from.
+    enum Source {
+        /// A PostgreSQL database, read directly.
+        case postgres(PostgresURL)
+        /// A store run until it connects: the sync service's.
+        case store(any DefaultsSyncStore)
+    }
+
+    /// `postgres` (a `PostgresSyncStore`'s database) or `sync-service` (`SyncServiceStore`).
     let kind: String
-    let store: any DefaultsSyncStore
+    let source: Source
     /// What the report calls the store: never a password or a token.
     let label: String
     /// Whether the store's records are those of a namespace the user named (a PostgreSQL URL
     /// without `$DEFAULTS_SYNC_NAMESPACE` checks the server alone).
     let countsRecords: Bool
-    /// The PostgreSQL database, inspected before the store runs; `nil` for the sync service.
-    var database: PostgresURL?
-    /// The namespace whose records a PostgreSQL database's rows are counted for, when the store is
-    /// not run.
+    /// The namespace whose rows a PostgreSQL database's are counted for.
     var namespace: String?
-    /// How long the store and the inspection may take to answer.
+    /// How long the store or the database may take to answer.
     var timeout: Duration = .seconds(10)
 
     /// What the store holds for the namespace.
@@ -35,9 +40,6 @@ struct StatusStore {
         /// a schema older than this program's).
         var note: String?
     }
-
-    /// The namespace a PostgreSQL store connects with when none is named: it only checks the server.
-    static let serverCheckNamespace = "defaults-sync-status"
 
     /// Makes the store `url` names.
     ///
@@ -77,23 +79,21 @@ struct StatusStore {
     private static func postgres(url: String, namespace: String?, timeout: Duration) throws(StatusProblem)
         -> StatusStore
     {
-        let store: PostgresSyncStore
         let database: PostgresURL
         do {
             database = try PostgresURL(url)
-            store = try PostgresSyncStore(
-                configuration: PostgresSyncStore.configuration(url: url),
-                namespace: namespace ?? serverCheckNamespace, responseTimeout: timeout,
-                livenessCheckInterval: timeout)
+            // What an application's store would refuse (a TLS setting it cannot load) fails here too.
+            _ = try database.connectionConfiguration()
         } catch let error as SyncSQLError {
             throw StatusProblem(.badURL, error.description)
         } catch {
-            // PostgresSyncError's description never holds the password.
+            // Neither describes the password.
             throw StatusProblem(.badURL, "\(error)")
         }
         return StatusStore(
-            kind: "postgres", store: store, label: namespace == nil ? store.endpoint : store.description,
-            countsRecords: namespace != nil, database: database, namespace: namespace, timeout: timeout)
+            kind: "postgres", source: .postgres(database),
+            label: "\(database)" + (namespace.map { " (namespace \($0))" } ?? ""), countsRecords: namespace != nil,
+            namespace: namespace, timeout: timeout)
     }
 
     private static func service(url: String, namespace: String?, token: String?, timeout: Duration)
@@ -130,18 +130,22 @@ struct StatusStore {
                     + "$\(DefaultsSyncTool.namespaceVariable)'s \(namespace.debugDescription)")
         }
         return StatusStore(
-            kind: "sync-service", store: store, label: store.description, countsRecords: true, timeout: timeout)
+            kind: "sync-service", source: .store(store), label: store.description, countsRecords: true,
+            timeout: timeout)
     }
 
-    /// Runs the store until it reports a connection or a failure; once connected, lists its records
-    /// (when it names a namespace). Returns (and stops the store) then; the caller bounds the wait.
-    /// A PostgreSQL database that running the store would change is reported without running it.
+    /// What the store holds: a PostgreSQL database read, or the store run until it reports a
+    /// connection or a failure, and once connected asked for its records (when it names a
+    /// namespace), then stopped. The caller bounds the wait.
     func view() async throws -> View {
-        if let database, let view = try await viewWithoutMigrating(database) {
-            return view
+        switch source {
+        case .postgres(let database): try await readOnlyView(of: database)
+        case .store(let store): try await view(running: store)
         }
+    }
+
+    private func view(running store: any DefaultsSyncStore) async throws -> View {
         let (events, sink) = AsyncStream.makeStream(of: SyncEvent.self)
-        let store = store
         let running = Task {
             await store.run { sink.yield($0) }
             sink.finish()
@@ -172,14 +176,9 @@ struct StatusStore {
 
     /// The problem a failed connection is.
     private func problem(connecting error: any Error) -> StatusProblem {
-        // PostgreSQL's errors name the server already, and the sync service's say what failed;
-        // anything else is the WebSocket's, failing to connect.
-        let message =
-            switch error {
-            case is PostgresSyncError: "\(error)"
-            case is SyncServiceError: "\(label): \(error)"
-            default: "\(label): cannot connect: \(error)"
-            }
+        // The sync service's errors say what failed; anything else is the WebSocket's, failing to
+        // connect.
+        let message = error is SyncServiceError ? "\(label): \(error)" : "\(label): cannot connect: \(error)"
         switch error as? SyncServiceError {
         case .unauthorized?, .tokenMismatch?: return StatusProblem(.refusedToken, message)
         case .invalidToken?: return StatusProblem(.badToken, message)

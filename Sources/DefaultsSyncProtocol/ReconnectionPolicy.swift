@@ -4,7 +4,8 @@ import Synchronization
 /// ``delays``, each wait jittered by ±20 % (``jitter``) so that many clients losing one server do
 /// not all come back at once; a connection that stayed up ``settledAfter`` starts the back-off
 /// over, and a failure may ask for the longest wait at once (the sync service's client, given again
-/// the very token the server refused last: only a new one helps).
+/// the very token the server refused last: only a new one helps) or for a wait of at least some
+/// duration (the sync service's client, told by the server to retry after it).
 ///
 /// All three reconnection loops use it: `PostgresSyncStore`, the sync service's change listener
 /// and the sync service's client (`SyncServiceStore`). It lives here, with the messages, because
@@ -31,6 +32,17 @@ public struct ReconnectionPolicy: Sendable {
         self.settledAfter = settledAfter
     }
 
+    /// What a failure asks of the next wait.
+    public enum NextWait: Sendable, Equatable {
+        /// The back-off's next wait.
+        case backOff
+        /// The longest wait, and the waits after it too until a connection stays up
+        /// ``ReconnectionPolicy/settledAfter``.
+        case longest
+        /// The back-off's next wait, but never less than this: the jitter only lengthens it.
+        case atLeast(Duration)
+    }
+
     /// Runs `connection` again and again, waiting between attempts, until `isStopped` says so
     /// (checked after each attempt and each wait). `connection` calls its argument once connected
     /// and returns or throws when the connection ends; `failed` is told each error unless stopped.
@@ -41,35 +53,38 @@ public struct ReconnectionPolicy: Sendable {
     ) async {
         await run(until: isStopped(), connection) { error in
             await failed(error)
-            return false
+            return .backOff
         }
     }
 
-    /// Runs `connection` as ``run(until:_:failed:)`` does; `waitsLongestAfter` is told each error
-    /// unless stopped, and returns whether the next wait is the longest. The waits after a longest
-    /// one stay the longest until a connection stays up ``settledAfter``.
+    /// Runs `connection` as ``run(until:_:failed:)`` does; `nextWaitAfter` is told each error
+    /// unless stopped, and returns what the next wait must be (``NextWait``).
     public func run(
         until isStopped: @autoclosure () -> Bool,
         _ connection: (_ connected: @escaping @Sendable () -> Void) async throws -> Void,
-        waitsLongestAfter failed: (any Error) async -> Bool
+        nextWaitAfter failed: (any Error) async -> NextWait
     ) async {
         var delay = delays.lowerBound
         while !isStopped() {
             let connectedAt = ConnectedAt(clock: now)
-            var waitsLongest = false
+            var next = NextWait.backOff
             do {
                 try await connection { connectedAt.mark() }
             } catch {
                 guard !isStopped() else { break }
-                waitsLongest = await failed(error)
+                next = await failed(error)
             }
             guard !isStopped() else { break }
-            if waitsLongest {
+            if next == .longest {
                 delay = delays.upperBound
             } else if let since = connectedAt.instant, since.duration(to: now()) >= settledAfter {
                 delay = delays.lowerBound
             }
-            await sleep(delay * Double.random(in: Self.jitter))
+            var wait = delay * Double.random(in: Self.jitter)
+            if case .atLeast(let minimum) = next {
+                wait = max(wait, minimum * Double.random(in: 1...Self.jitter.upperBound))
+            }
+            await sleep(wait)
             delay = min(delay * 2, delays.upperBound)
         }
     }

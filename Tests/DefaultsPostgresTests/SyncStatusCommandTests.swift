@@ -220,6 +220,61 @@ struct PostgresSyncStatusCommandTests {
         }
     }
 
+    /// A role that may only read, with `CONNECT` on the database and `SELECT` on the store's two
+    /// tables, gets the namespace's count: the status runs in a read-only transaction, no
+    /// migration, whose `CREATE TABLE IF NOT EXISTS` PostgreSQL refuses such a role even when the
+    /// table is there. The database is left as it was.
+    @Test(.enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"))
+    func aRoleThatMayOnlyReadGetsTheCountAndChangesNothing() async throws {
+        try await PostgresCluster.with { cluster in
+            let logger = Logger(label: "test")
+            let (url, connection) = try await Self.database("readable", on: cluster)
+            try await SyncSchema.store.migrate(connection, logger: logger)
+            for (namespace, keys) in [("com.example.status", ["one", "two"]), ("com.example.other", ["three"])] {
+                let rows = SyncTable.store(namespace: namespace)
+                for key in keys {
+                    let record = WireRecord(
+                        key: key, value: Data("v".utf8), wall: 1_700_000_000_000, counter: 0, origin: "o")
+                    _ = try await rows.store(record, savepoint: false, on: connection, logger: logger)
+                }
+            }
+            try await connection.close()
+            for statement in [
+                "CREATE ROLE reader LOGIN PASSWORD 'reader-password'",
+                "REVOKE ALL ON DATABASE readable FROM PUBLIC",
+                "GRANT CONNECT ON DATABASE readable TO reader",
+            ] {
+                try cluster.query(statement)
+            }
+            try cluster.query("REVOKE CREATE ON SCHEMA public FROM PUBLIC", database: "readable")
+            try cluster.query(
+                "GRANT SELECT ON defaults_sync_values, defaults_sync_schema TO reader", database: "readable")
+            func snapshot() throws -> [String] {
+                try Self.objects(in: "readable", of: cluster)
+                    + cluster.query("SELECT version FROM defaults_sync_schema", database: "readable")
+                    + cluster.query(
+                        "SELECT namespace || ' ' || key || ' ' || seq FROM defaults_sync_values ORDER BY 1",
+                        database: "readable")
+            }
+            let before = try snapshot()
+            let readerURL = url.replacingOccurrences(
+                of: "defaults:\(PostgresCluster.password)@", with: "reader:reader-password@")
+            #expect(readerURL != url)
+            let environment = [
+                "DEFAULTS_SYNC_URL": readerURL, "DEFAULTS_SYNC_NAMESPACE": "com.example.status",
+                "XDG_CONFIG_HOME": directory.url.path,
+            ]
+            let (result, report) = try StatusCommand.json(environment)
+            #expect(result.status == 0, "\(result)")
+            #expect(report.ok && report.connected && report.error == nil, "\(result)")
+            #expect(report.serverRecords == 2, "\(result)")
+            #expect(report.serverLastChange == Date(timeIntervalSince1970: 1_700_000_000), "\(result)")
+            #expect(report.note == nil, "\(result)")
+            #expect(report.store?.contains("reader@") == true && !result.output.contains("reader-password"))
+            #expect(try snapshot() == before)
+        }
+    }
+
     /// A store schema an older release left is counted as it is, not migrated; one a newer release
     /// migrated fails the status, untouched.
     @Test(.enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"))

@@ -4,8 +4,8 @@ import Testing
 
 /// The one reconnection policy of `PostgresSyncStore`, the sync service's change listener and
 /// `SyncServiceStore`: the wait doubles up to the longest, a connection that stayed up starts it
-/// over, a failure may ask for the longest at once, every attempt after the first comes after a
-/// wait, and the loop stops when asked. The waits are read from the policy (its `sleep` replaced)
+/// over, a failure may ask for the longest at once or for a wait of at least some duration, every
+/// attempt after the first comes after a wait, and the loop stops when asked. The waits are read from the policy (its `sleep` replaced)
 /// and the time a connection stays up is told to it (its `now` replaced), never timed.
 struct ReconnectionPolicyTests {
     private let policy = ReconnectionPolicy(delays: .milliseconds(10)...(.milliseconds(80)))
@@ -53,6 +53,23 @@ struct ReconnectionPolicyTests {
                 .fails,
             ])
         #expect(Self.steps(of: waits, in: policy) == [10, 80, 80, 10, 80])
+    }
+
+    @Test func aFailureThatAsksForAMinimumWaitNeverWaitsLess() async {
+        // The server's "retry after 5 s", far over the back-off; then one under it.
+        let waits = await Self.waits(
+            of: policy,
+            over: [
+                .fails, Attempt(asksAtLeast: .seconds(5)), .fails, Attempt(asksAtLeast: .milliseconds(1)), .fails,
+            ])
+        #expect(waits.count == 4)
+        // At least the wait asked for, jittered upward only.
+        #expect((Duration.seconds(5)...(.seconds(5) * ReconnectionPolicy.jitter.upperBound)).contains(waits[1]))
+        // The back-off goes on around it, and a minimum under the back-off's wait changes nothing.
+        #expect(Self.steps(of: [waits[0]] + waits[2...], in: policy) == [10, 40, 80])
+        // Jittered upward only, every time.
+        let asked = await Self.waits(of: policy, over: Array(repeating: Attempt(asksAtLeast: .seconds(1)), count: 50))
+        #expect(asked.allSatisfy { (.seconds(1)...(.seconds(1) * ReconnectionPolicy.jitter.upperBound)).contains($0) })
     }
 
     @Test func itStopsWhenAsked() async {
@@ -119,12 +136,14 @@ struct ReconnectionPolicyTests {
         var staysUp: Duration = .zero
         /// Whether its failure asks for the longest wait.
         var asksLongest = false
+        /// The least wait its failure asks for, if any.
+        var asksAtLeast: Duration?
 
         static let fails = Attempt()
     }
 
     private struct AttemptFailed: Error {
-        let asksLongest: Bool
+        let nextWait: ReconnectionPolicy.NextWait
     }
 
     /// The waits `policy` asks for between `attempts`, stopping after the last. The policy's clock
@@ -142,9 +161,10 @@ struct ReconnectionPolicyTests {
             now.withLock { $0 += attempt.connectsAfter }
             if attempt.connects { connected() }
             now.withLock { $0 += attempt.staysUp }
-            throw AttemptFailed(asksLongest: attempt.asksLongest)
-        } waitsLongestAfter: { error in
-            (error as? AttemptFailed)?.asksLongest ?? false
+            throw AttemptFailed(
+                nextWait: attempt.asksLongest ? .longest : attempt.asksAtLeast.map { .atLeast($0) } ?? .backOff)
+        } nextWaitAfter: { error in
+            (error as? AttemptFailed)?.nextWait ?? .backOff
         }
         return waits.withLock { $0 }
     }

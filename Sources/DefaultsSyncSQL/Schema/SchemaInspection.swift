@@ -56,7 +56,8 @@ public struct SchemaInspection: Sendable, Equatable {
 
 extension SyncSchema {
     /// Which of the two schemas a database holds, and at which version, over one connection of its
-    /// own: two `SELECT`s at most, no DDL, no lock; the connection is closed after.
+    /// own, in a read-only transaction: two `SELECT`s at most, no DDL, no lock; the connection is
+    /// closed after. A role with only `CONNECT` on the database may ask.
     ///
     /// - Parameters:
     ///   - url: The database.
@@ -72,9 +73,9 @@ extension SyncSchema {
     }
 
     /// Inspects a database as ``inspect(url:timeout:logger:)`` does, then runs `read` on the same
-    /// connection before closing it, within the same `timeout`: for a read that depends on what
-    /// the database holds (a count of an older schema's rows, which ``migrate(_:logger:)`` would
-    /// have migrated first). `read` must only read.
+    /// connection before closing it, within the same `timeout` and the same read-only transaction
+    /// (one snapshot; a write fails): for a read that depends on what the database holds (a count
+    /// of rows, of an older schema's too, which ``migrate(_:logger:)`` would have migrated first).
     public static func inspect<Output: Sendable>(
         url: PostgresURL, timeout: Duration, logger: Logger,
         then read: @escaping @Sendable (SchemaInspection, PostgresConnection) async throws -> Output
@@ -96,7 +97,11 @@ extension SyncSchema {
                     throw CancellationError()
                 }
                 do {
+                    // One snapshot for the inspection and the read, and no write possible in it.
+                    try await connection.query(
+                        "START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
                     let result = try await read(try await inspect(connection, logger: logger), connection)
+                    try await connection.query("ROLLBACK", logger: logger)
                     try? await connection.close()
                     return result
                 } catch {

@@ -1,0 +1,63 @@
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import DefaultsSyncClient
+
+/// The buffer between the connection's reader and the library: it never holds more than its
+/// capacity (the reader waits for room, and so reads no more from the socket), and never drops
+/// or reorders what it took.
+struct BoundedBufferTests {
+    @Test(.timeLimit(.minutes(1)))
+    func aProducerWaitsForRoomAndNothingIsDroppedOrReordered() async throws {
+        let buffer = BoundedBuffer<Int>(capacity: 3)
+        let sent = Atomic<Int>(0)
+        let producer = Task {
+            for element in 0..<100 {
+                guard await buffer.send(element) else { return }
+                sent.add(1, ordering: .relaxed)
+            }
+            buffer.finish()
+        }
+        var received: [Int] = []
+        // A consumer that reads one element only once the producer has filled the buffer: the
+        // producer is then waiting, never ahead by more than the capacity.
+        while received.count < 100 {
+            let filled = min(received.count + buffer.capacity, 100)
+            try await waitUntil("the buffer filled") { sent.load(ordering: .relaxed) >= filled }
+            for _ in 0..<10 { await Task.yield() }
+            #expect(sent.load(ordering: .relaxed) - received.count <= buffer.capacity)
+            guard let element = await buffer.next() else { break }
+            received.append(element)
+        }
+        #expect(await buffer.next() == nil)
+        await producer.value
+        #expect(received == Array(0..<100))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func finishingHandsOverWhatIsHeldAndFreesAWaitingProducer() async throws {
+        let buffer = BoundedBuffer<Int>(capacity: 2)
+        #expect(await buffer.send(1))
+        #expect(await buffer.send(2))
+        let waiting = Task { await buffer.send(3) }
+        buffer.finish()
+        #expect(await waiting.value == false)
+        #expect(await buffer.send(4) == false)
+        #expect(await buffer.next() == 1)
+        #expect(await buffer.next() == 2)
+        #expect(await buffer.next() == nil)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCancelledProducerStopsWaitingAndAddsNothing() async throws {
+        let buffer = BoundedBuffer<Int>(capacity: 1)
+        #expect(await buffer.send(1))
+        let waiting = Task { await buffer.send(2) }
+        waiting.cancel()
+        #expect(await waiting.value == false)
+        #expect(await buffer.next() == 1)
+        buffer.finish()
+        #expect(await buffer.next() == nil)
+    }
+}
