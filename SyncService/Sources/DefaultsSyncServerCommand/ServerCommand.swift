@@ -84,6 +84,8 @@ struct Serve: AsyncParsableCommand {
     var metricsPort: String?
     @Option(help: "The address of the metrics listener (default 127.0.0.1).") var metricsHost: String?
     @Option(help: "The most database connections of this instance (default 20).") var databaseConnections: String?
+    @Option(help: "The most database connections one user's requests hold at once (default: a quarter of the pool).")
+    var maxUserDatabaseConnections: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info).") var logLevel: String?
 
     func run() async throws {
@@ -122,6 +124,16 @@ struct Serve: AsyncParsableCommand {
         configuration.idleTimeout = try seconds(idleTimeout, "IDLE_TIMEOUT", default: 30)
         configuration.databaseConnections = try number(
             databaseConnections, "DATABASE_CONNECTIONS", default: configuration.databaseConnections)
+        guard configuration.databaseConnections > 0 else {
+            throw ValidationError("--database-connections must be at least 1")
+        }
+        if setting(maxUserDatabaseConnections, "MAX_USER_DATABASE_CONNECTIONS") != nil {
+            let share = try number(maxUserDatabaseConnections, "MAX_USER_DATABASE_CONNECTIONS", default: 0)
+            guard share > 0, share <= configuration.databaseConnections else {
+                throw ValidationError("--max-user-database-connections must be from 1 to --database-connections")
+            }
+            configuration.userDatabaseConnections = share
+        }
         configuration.outboxBytes = try number(maxOutboxBytes, "MAX_OUTBOX_BYTES", default: configuration.outboxBytes)
         guard configuration.outboxBytes >= 1024 else {
             throw ValidationError("--max-outbox-bytes must be at least 1024")

@@ -177,7 +177,10 @@ actor ChangeFanout: Service {
                 }
                 if more { groups[tag]?.isStale = true }
             } catch {
-                logger.warning("could not fetch changes of \(group.owner): \(String(reflecting: error))")
+                // A user whose requests fill their share of the database waits a little longer.
+                if !(error is UserDatabaseShare.Refusal) {
+                    logger.warning("could not fetch changes of \(group.owner): \(String(reflecting: error))")
+                }
                 // Tried again in a second: nothing else would bring this change before the owner's next.
                 Task {
                     try? await Task.sleep(for: .seconds(1))

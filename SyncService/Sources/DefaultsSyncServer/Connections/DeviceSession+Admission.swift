@@ -3,19 +3,28 @@ import HummingbirdWebSocket
 
 extension DeviceSession {
     /// Admits the device to its owner's group (``ChangeFanout/join(_:owner:issuedAt:welcome:)``),
-    /// unless its user holds as many connections to this instance as they may
-    /// (``ServiceLimits/userConnections``) or revoked the tokens issued before its own
+    /// unless it was closed as a slow consumer lately and its wait is not over
+    /// (``ReconnectionAdmission``), its user holds as many connections to this instance as they may
+    /// (``ServiceLimits/userConnections``), its user's requests wait for their share of the
+    /// database (``UserDatabaseShare``), or the user revoked the tokens issued before its own
     /// (``Revocation``): then closes the connection saying which, and returns `false`. An admitted
     /// device's connection counts against its user's until ``leave(_:)``.
     func join(_ outbox: DeviceOutbox, outbound: WebSocketOutboundWriter) async throws -> Bool {
         let (owner, limits) = (owner, limits)
+        if let wait = reconnections.refusal(of: claims) {
+            metrics.refusedReconnection()
+            // Not at notice: a device that ignores the wait comes back many times a second.
+            logger.debug("refused a connection of \(owner) from \(client): closed as a slow consumer lately")
+            try await refuse(
+                outbox, outbound, .tryAgainLater,
+                SyncCloseReason.tryAgainLater.text(retryAfter: wait, "closed as a slow consumer lately"))
+            return false
+        }
         guard fanout.budgets.admit(owner.user) else {
             logger.notice("refused a connection of \(owner): the user holds \(limits.userConnections) already")
-            outbox.finish()
-            let reason = SyncCloseReason.tooManyConnections
-            try await Self.pauseBeforeRefusing()
-            try await outbound.close(
-                reason.closeCode, reason: reason.text("at most \(limits.userConnections) per user on this instance"))
+            try await refuse(
+                outbox, outbound, .tooManyConnections,
+                SyncCloseReason.tooManyConnections.text("at most \(limits.userConnections) per user on this instance"))
             return false
         }
         let joined: Bool
@@ -29,6 +38,13 @@ extension DeviceSession {
                     ServerMessage(kind: .welcome, latest: latest, limits: limits)
                 }
             }
+        } catch let refusal as UserDatabaseShare.Refusal {
+            fanout.budgets.release(owner.user)
+            metrics.refusedPastShare()
+            try await refuse(
+                outbox, outbound, .tryAgainLater,
+                SyncCloseReason.tryAgainLater.text(retryAfter: UserDatabaseShare.retryAfter, "\(refusal)"))
+            return false
         } catch {
             fanout.budgets.release(owner.user)
             outbox.finish()
@@ -36,20 +52,23 @@ extension DeviceSession {
         }
         guard joined else {
             fanout.budgets.release(owner.user)
-            outbox.finish()
             logger.notice("refused a connection of \(owner): its token was issued before the user revoked theirs")
-            let reason = SyncCloseReason.tokenRevoked
-            try await Self.pauseBeforeRefusing()
-            try await outbound.close(reason.closeCode, reason: reason.text("the token was issued before it"))
+            try await refuse(
+                outbox, outbound, .tokenRevoked, SyncCloseReason.tokenRevoked.text("the token was issued before it"))
             return false
         }
         return true
     }
 
-    /// Waits a moment before a refusal's close frame: one that arrives with the upgrade's response
-    /// can be missed by a client still setting up (as a refused token's, in ``SyncServer``).
-    private static func pauseBeforeRefusing() async throws {
+    /// Closes a connection not admitted, for `reason` (`text` in its close frame). Waits a moment
+    /// before the close frame: one that arrives with the upgrade's response can be missed by a
+    /// client still setting up (as a refused token's, in ``SyncServer``).
+    private func refuse(
+        _ outbox: DeviceOutbox, _ outbound: WebSocketOutboundWriter, _ reason: SyncCloseReason, _ text: String
+    ) async throws {
+        outbox.finish()
         try await Task.sleep(for: .milliseconds(100))
+        try await outbound.close(reason.closeCode, reason: Self.closeFrameReason(text))
     }
 
     /// Takes the device out of its owner's group and its connection off its user's count.

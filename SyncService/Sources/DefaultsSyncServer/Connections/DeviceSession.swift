@@ -16,6 +16,10 @@ struct DeviceSession {
     let fanout: ChangeFanout
     let limits: ServiceLimits
     let outboxBounds: DeviceOutbox.Bounds
+    /// The user's reads, admitted at a bounded rate of bytes.
+    let reads: ReadBytesBudget
+    /// The devices closed as slow consumers lately, asked to wait before they connect again.
+    let reconnections: ReconnectionAdmission
     let metrics: ServerMetrics
     /// The connection, reset when a close frame cannot be written (a peer that reads nothing
     /// never takes one).
@@ -78,7 +82,13 @@ struct DeviceSession {
         }
         await leave(outbox)
         switch ending {
-        case .closed(let reason, let detail): await close(outbound, reason: reason, detail: detail)
+        case .closed(.slowConsumer, let detail):
+            // Asked to wait before it connects again, longer each time it does it again.
+            metrics.slowConsumer()
+            let wait = reconnections.closedAsSlowConsumer(claims)
+            await close(
+                outbound, reason: .slowConsumer, text: SyncCloseReason.slowConsumer.text(retryAfter: wait, detail))
+        case .closed(let reason, let detail): await close(outbound, reason: reason, text: reason.text(detail))
         case .failed(let error): throw error
         case .deviceLeft, .done: break
         }
@@ -128,8 +138,7 @@ struct DeviceSession {
                             kind: .failure, id: Self.id(of: message),
                             error: ServiceFailure(
                                 .rateLimited, "over \(limits.messagesPerSecond) messages a second for the user",
-                                retryAfterMilliseconds: Int(wait.components.seconds * 1000)
-                                    + Int(wait.components.attoseconds / 1_000_000_000_000_000))))
+                                retryAfterMilliseconds: Self.milliseconds(wait))))
                     continue
                 }
                 outbox.reply(await answer(message))
@@ -149,7 +158,6 @@ struct DeviceSession {
         while !Task.isCancelled {
             let stalled = outbox.stalled()
             if stalled > outboxBounds.stall {
-                metrics.slowConsumer()
                 outbox.close(
                     .slowConsumer,
                     detail:
@@ -178,10 +186,10 @@ struct DeviceSession {
         outbox.close(.tokenExpired, detail: AccessTokenError.expired.description)
     }
 
-    /// Sends the close frame saying why, and closes the connection without one when the peer does
-    /// not take it in time.
-    private func close(_ outbound: WebSocketOutboundWriter, reason: SyncCloseReason, detail: String?) async {
-        let text = Self.closeFrameReason(reason.text(detail))
+    /// Sends the close frame saying why (`text`, from `reason`), and closes the connection without
+    /// one when the peer does not take it in time.
+    private func close(_ outbound: WebSocketOutboundWriter, reason: SyncCloseReason, text: String) async {
+        let text = Self.closeFrameReason(text)
         logger.notice("closed a connection of \(owner) from \(client): \(escaped(text))")
         let sent = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -235,20 +243,31 @@ struct DeviceSession {
                     .malformed,
                     "\(named) records or keys in one message; at most \(SyncProtocol.maximumRecordsPerMessage)"))
         }
+        let (owner, storage) = (owner, storage)
         do {
             switch request.kind {
             case .stamps:
-                let (stamps, more) = try await storage.stamps(
-                    of: owner, afterKey: request.afterKey, limit: request.limit)
+                let (stamps, more) = try await reads.withAdmission(of: owner.user) {
+                    try await storage.stamps(of: owner, afterKey: request.afterKey, limit: request.limit)
+                } cost: {
+                    ReadBytesBudget.cost(of: $0.stamps)
+                }
                 // `more` only to a device that asked for pages: one older than paging got them all.
                 return ServerMessage(
                     kind: .reply, id: request.id, stamps: stamps, more: request.limit.map { _ in more })
             case .records:
-                return ServerMessage(
-                    kind: .reply, id: request.id,
-                    records: try await storage.records(of: owner, keys: request.keys ?? []))
+                let records = try await reads.withAdmission(of: owner.user) {
+                    try await storage.records(of: owner, keys: request.keys ?? [])
+                } cost: {
+                    ReadBytesBudget.cost(of: $0)
+                }
+                return ServerMessage(kind: .reply, id: request.id, records: records)
             case .changes:
-                let (records, more, latest) = try await storage.changes(of: owner, after: request.after ?? 0)
+                let (records, more, latest) = try await reads.withAdmission(of: owner.user) {
+                    try await storage.changes(of: owner, after: request.after ?? 0)
+                } cost: {
+                    ReadBytesBudget.cost(of: $0.records)
+                }
                 return ServerMessage(kind: .reply, id: request.id, latest: latest, records: records, more: more)
             case .push:
                 let refused = try await storage.push(request.records ?? [], of: owner)
@@ -258,6 +277,16 @@ struct DeviceSession {
                 }
                 return ServerMessage(kind: .reply, id: request.id, refused: refused.isEmpty ? nil : refused)
             }
+        } catch let refusal as UserDatabaseShare.Refusal {
+            metrics.refusedPastShare()
+            return ServerMessage(
+                kind: .failure, id: request.id,
+                error: ServiceFailure(
+                    .rateLimited, "\(refusal); try again",
+                    retryAfterMilliseconds: Self.milliseconds(UserDatabaseShare.retryAfter)))
+        } catch is CancellationError {
+            // The session ended while the request waited: nobody reads the answer.
+            return ServerMessage(kind: .failure, id: request.id, error: ServiceFailure(.unavailable, "cancelled"))
         } catch {
             logger.warning("\(request.kind.rawValue) of \(owner) failed: \(escaped(String(reflecting: error)))")
             return ServerMessage(
@@ -265,6 +294,11 @@ struct DeviceSession {
                 error: ServiceFailure(
                     .unavailable, "the database did not answer; try again", retryAfterMilliseconds: 1000))
         }
+    }
+
+    /// `duration` in whole milliseconds, rounded down, as a failure's `retryAfterMilliseconds`.
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000) + Int(duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
     /// The `id` of a message, when it has one, so that even a refusal reaches its caller.

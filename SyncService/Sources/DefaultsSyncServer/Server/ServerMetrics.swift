@@ -4,7 +4,8 @@ import Synchronization
 
 /// The server's metrics, through swift-metrics (the command exports them at `/metrics` on the
 /// metrics listener, for Prometheus): connections, messages, refusals, devices closed as slow
-/// consumers and the lag from a commit to its fan-out.
+/// consumers and refused as they connected again too soon, requests refused past their user's
+/// share of the database, and the lag from a commit to its fan-out.
 final class ServerMetrics: Sendable {
     private let connectionCount = Atomic<Int>(0)
     private let connections = Gauge(label: "defaults_sync_connections")
@@ -13,6 +14,8 @@ final class ServerMetrics: Sendable {
     private let refusedRecords = Counter(label: "defaults_sync_refused_records_total")
     private let rateLimited = Counter(label: "defaults_sync_rate_limited_total")
     private let slowConsumers = Counter(label: "defaults_sync_slow_consumers_total")
+    private let reconnectionsRefused = Counter(label: "defaults_sync_reconnections_refused_total")
+    private let shareRefusals = Counter(label: "defaults_sync_database_share_refused_total")
     private let broadcastRecords = Counter(label: "defaults_sync_broadcast_records_total")
     private let lag = Metrics.Timer(label: "defaults_sync_fanout_lag")
     private let messageCounters: [String: Counter] = Dictionary(
@@ -34,6 +37,8 @@ final class ServerMetrics: Sendable {
     func refusedToken() { unauthorized.increment() }
     func limited() { rateLimited.increment() }
     func slowConsumer() { slowConsumers.increment() }
+    func refusedReconnection() { reconnectionsRefused.increment() }
+    func refusedPastShare() { shareRefusals.increment() }
     func refused(_ count: Int) { refusedRecords.increment(by: count) }
     func message(_ kind: String) { messageCounters[kind]?.increment() }
 

@@ -42,7 +42,16 @@ public enum SyncServer {
         clientConfiguration.options.maximumConnections = configuration.databaseConnections
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         let metrics = ServerMetrics()
-        let storage = ServiceStorage(client: client, limits: configuration.limits, logger: logger)
+        let storage = ServiceStorage(
+            client: client, limits: configuration.limits,
+            userShare: UserDatabaseShare(
+                connections: configuration.userDatabaseShare, userConnections: configuration.limits.userConnections),
+            logger: logger)
+        let reads = ReadBytesBudget(bytesPerSecond: configuration.userReadBytesPerSecond)
+        let reconnections = ReconnectionAdmission(
+            backOff: ReconnectionAdmission.BackOff(
+                first: configuration.slowConsumerBackOff.lowerBound,
+                longest: configuration.slowConsumerBackOff.upperBound))
         let fanout = ChangeFanout(
             storage: storage, listenerConfiguration: connectionConfiguration, metrics: metrics, logger: logger)
 
@@ -107,7 +116,8 @@ public enum SyncServer {
                     case .success(let claims):
                         let session = DeviceSession(
                             claims: claims, tokenRefusedFrom: tokens.policy.refusedFrom(claims), storage: storage,
-                            fanout: fanout, limits: limits, outboxBounds: outboxBounds, metrics: metrics,
+                            fanout: fanout, limits: limits, outboxBounds: outboxBounds, reads: reads,
+                            reconnections: reconnections, metrics: metrics,
                             channel: channel, client: address, logger: logger)
                         try await session.run(inbound: inbound, outbound: outbound)
                     }
@@ -166,7 +176,9 @@ public enum SyncServer {
             + "messages \(limits.messageBytes) B and \(limits.messagesPerSecond)/s, outbox \(configuration.outboxBytes) B, "
             + "slow consumers closed after \(configuration.slowConsumerTimeout.components.seconds) s, "
             + "requests within \(configuration.idleTimeout.components.seconds) s, "
-            + "\(configuration.databaseConnections) database connections"
+            + "\(configuration.databaseConnections) database connections, "
+            + "\(configuration.userDatabaseShare) per user, "
+            + "reads \(configuration.userReadBytesPerSecond) B/s per user"
     }
 
     /// `GET /metrics` alone, on an address of its own.

@@ -29,6 +29,30 @@ public struct SyncServerConfiguration: Sendable {
     public var tlsKeyFile: String?
     /// The most database connections this instance opens.
     public var databaseConnections = 20
+    /// The most of them one user's requests hold at once (every kind: pushes, pages, welcomes, the
+    /// fan-out's fetches for their devices), so that a user at every other limit leaves the rest to
+    /// the others; `nil`, the default: a quarter of ``databaseConnections``
+    /// (``userDatabaseShare``). The user's requests past it wait in order, as many as the
+    /// connections a user may hold; one more is refused as rate limited, to be asked again after a
+    /// second.
+    public var userDatabaseConnections: Int?
+    /// Bytes a second of answers to one user's reads (`stamps`, `records`, `changes`) on this
+    /// instance, on average, and four seconds of it at once: a read waits, holding no database
+    /// connection, while the user has read more. A device catching up on a namespace is answered at
+    /// once; one that asks for large pages again and again, a few pages a second.
+    public var userReadBytesPerSecond = 2_097_152
+    /// How long a device closed as a slow consumer is asked to wait before it connects again (in its
+    /// close frame, `retry after N s`): the lower bound after a first close, doubled for each more
+    /// (a close, or a connection before the wait is over, which is refused as `try again later`),
+    /// up to the upper bound. Beyond three closes of a user's devices, every device of the user
+    /// waits too. Forgotten a minute after the wait ends without a new offence.
+    public var slowConsumerBackOff: ClosedRange<Duration> = .seconds(5)...(.seconds(300))
+
+    /// The database connections one user's requests may hold at once: ``userDatabaseConnections``,
+    /// or a quarter of ``databaseConnections``; at least 1 and at most ``databaseConnections``.
+    public var userDatabaseShare: Int {
+        max(1, min(databaseConnections, userDatabaseConnections ?? databaseConnections / 4))
+    }
     /// The address of the metrics listener, which serves `GET /metrics` for Prometheus apart from
     /// the devices' port (loopback by default: the page is not for the world).
     public var metricsHost = "127.0.0.1"

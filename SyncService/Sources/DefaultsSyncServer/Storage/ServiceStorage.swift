@@ -9,10 +9,19 @@ import Synchronization
 /// declares its owner, so that row-level security (``ServiceSchema``) lets it touch nothing else.
 /// The statements on the values are `DefaultsSyncSQL`'s (`SyncRows`), which `PostgresSyncStore`
 /// runs too; the quotas, the tombstones' sweep and the announcement are the server's.
+///
+/// Every call waits for its user's share of the pool (``UserDatabaseShare``) before it takes a
+/// pooled connection, and a push for its owner's turn (``OwnerTurns``) before that: one user's
+/// requests never hold more of the pool than their share, nor wait in PostgreSQL for their own
+/// owner's lock.
 public final class ServiceStorage: Sendable {
     let client: PostgresClient
     let limits: ServiceLimits
     let logger: Logger
+    /// One push per owner at a time on this instance.
+    let ownerTurns = OwnerTurns()
+    /// The pooled connections each user's requests may hold.
+    let userShare: UserDatabaseShare
     /// The most records one `changes` page holds.
     static let pageSize = 500
     /// The most stamps one `stamps` page holds, whatever the device asks.
@@ -20,28 +29,32 @@ public final class ServiceStorage: Sendable {
     /// The key that seals notifications, read once from the database.
     private let cachedSeal = Mutex<AnnouncementSeal?>(nil)
 
-    init(client: PostgresClient, limits: ServiceLimits, logger: Logger) {
+    init(client: PostgresClient, limits: ServiceLimits, userShare: UserDatabaseShare, logger: Logger) {
         self.client = client
         self.limits = limits
+        self.userShare = userShare
         self.logger = logger
     }
 
-    /// Runs `body` in a transaction of `owner`'s; with `locking`, one that first takes the owner's
-    /// lock (held until it ends), as every write does.
+    /// Runs `body` in a transaction of `owner`'s, on a pooled connection taken in the user's share;
+    /// with `locking`, one that first takes the owner's lock (held until it ends), as every write
+    /// does.
     private func transaction<Result: Sendable>(
         of owner: Owner, locking: Bool = false, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
-            // One round trip: declaring the owner and taking its lock (ServiceSchema's function,
-            // the one the numbering trigger takes).
-            try await connection.query(
-                """
-                SELECT set_config('defaults_sync.user', \(owner.user), true),
-                    set_config('defaults_sync.namespace', \(owner.namespace), true),
-                    CASE WHEN \(locking) THEN defaults_sync_service_lock(\(owner.user), \(owner.namespace)) END
-                """, logger: logger)
-            return try await body(connection)
+        let (client, logger) = (client, logger)
+        return try await userShare.withConnection(of: owner.user) {
+            try await client.withTransaction(logger: logger) { connection in
+                // One round trip: declaring the owner and taking its lock (ServiceSchema's function,
+                // the one the numbering trigger takes).
+                try await connection.query(
+                    """
+                    SELECT set_config('defaults_sync.user', \(owner.user), true),
+                        set_config('defaults_sync.namespace', \(owner.namespace), true),
+                        CASE WHEN \(locking) THEN defaults_sync_service_lock(\(owner.user), \(owner.namespace)) END
+                    """, logger: logger)
+                return try await body(connection)
+            }
         }
     }
 
@@ -140,8 +153,20 @@ public final class ServiceStorage: Sendable {
             }
         }
         guard !candidates.isEmpty else { return refused }
-        // The owner's lock first: the quota is counted and kept by one push at a time.
-        return try await transaction(of: owner, locking: true) { connection in
+        // The owner's turn on this instance, then its lock: the quota is counted and kept by one
+        // push at a time, and no push waits for the lock holding a pooled connection (but one
+        // through another instance).
+        return try await ownerTurns.inTurn(of: owner) {
+            try await storedInTransaction(candidates, refused: refused, of: owner, savepoints: savepoints)
+        }
+    }
+
+    /// Stores `candidates` in one transaction holding the owner's lock, adding the refused ones to
+    /// `refused`.
+    private func storedInTransaction(
+        _ candidates: [WireRecord], refused: [String: String], of owner: Owner, savepoints: Bool
+    ) async throws -> [String: String] {
+        try await transaction(of: owner, locking: true) { connection in
             var refused = refused
             try await self.sweepTombstones(of: owner, on: connection)
             var usage = try await self.usage(of: owner, keys: candidates.map(\.key), on: connection)
