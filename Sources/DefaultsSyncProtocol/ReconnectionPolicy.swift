@@ -57,6 +57,17 @@ public struct ReconnectionPolicy: Sendable {
         }
     }
 
+    /// Runs `connection` as ``run(until:_:failed:)`` does; `waitsLongestAfter` is told each error
+    /// unless stopped, and returns whether the next wait is the longest.
+    @available(*, deprecated, renamed: "run(until:_:nextWaitAfter:)")
+    public func run(
+        until isStopped: @autoclosure () -> Bool,
+        _ connection: (_ connected: @escaping @Sendable () -> Void) async throws -> Void,
+        waitsLongestAfter failed: (any Error) async -> Bool
+    ) async {
+        await run(until: isStopped(), connection) { error in await failed(error) ? .longest : .backOff }
+    }
+
     /// Runs `connection` as ``run(until:_:failed:)`` does; `nextWaitAfter` is told each error
     /// unless stopped, and returns what the next wait must be (``NextWait``).
     public func run(
