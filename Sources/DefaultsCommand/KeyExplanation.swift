@@ -60,8 +60,9 @@ struct KeyExplanation: Codable, Equatable {
         var text: String
         /// Whether this is the value a program reads.
         var isRead: Bool
-        /// Why a read passes over this layer (`expected integer, found string`); absent when it
-        /// does not.
+        /// Why a read passes over this layer (`expected integer, found string`; for the default,
+        /// that it does not fit its own key: the schema contradicts itself, and a program reads the
+        /// default compiled into it); absent when it does not.
         var ignored: String?
         /// How the value disagrees with the schema without being passed over (outside the
         /// allowed values), absent when it does not.

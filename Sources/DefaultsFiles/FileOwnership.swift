@@ -42,10 +42,11 @@ package enum FileOwnership: Sendable {
     /// directory actually used is judged) under this rule; for a path in the user's home
     /// directory, up to the home directory, as OpenSSH's `StrictModes` judges `~/.ssh`: the
     /// directories above it are the system's (and in a user namespace, `/` may show as owned by
-    /// `nobody`).
+    /// `nobody`). Up to `top` at most, when given: a base directory the environment names (one of
+    /// `$XDG_DATA_DIRS`), above which the directories are the system's likewise.
     ///
     /// - Throws: ``FileRefusal`` naming the first directory that may not be trusted.
-    package func checkDirectories(above path: String) throws {
+    package func checkDirectories(above path: String, through top: String? = nil) throws {
         let home = Self.homeDirectory
         var directory = (path as NSString).deletingLastPathComponent
         while !directory.isEmpty {
@@ -53,7 +54,7 @@ package enum FileOwnership: Sendable {
             if let info = try PosixFile.status(directory), let reason = refusal(of: info) {
                 throw FileRefusal(description: "the directory \(directory) cannot be trusted: \(reason)")
             }
-            if directory == "/" || directory == home { break }
+            if directory == "/" || directory == home || directory == top { break }
             directory = (directory as NSString).deletingLastPathComponent
         }
     }

@@ -50,12 +50,13 @@ public struct KeySchema: Sendable, Hashable, Codable {
     /// Why `value` does not fit this key, in words naming both; `nil` when it fits.
     ///
     /// A value fits when it has the key's stored type (an integer fits a float key, as a
-    /// property list reads it) and is among the allowed values.
+    /// property list reads it) and is among the allowed values; allowed values that contradict
+    /// the key's type or themselves (``allowedValuesProblems``) are not held against it.
     public func problem(with value: SchemaValue) -> String? {
-        if let type, !Self.fits(value.storedType, type) {
-            return "\(name) is \(type.withArticle) (\(swiftType)), and \(value) is \(value.storedType.withArticle)"
+        if let mismatch = typeMismatch(with: value) {
+            return mismatch
         }
-        if let allowedValues, !allowedValues.allows(value) {
+        if let allowedValues = consistentAllowedValues, !allowedValues.allows(value) {
             return "\(name) (\(swiftType)) allows \(allowedValues.summary), and \(value) is not among them"
         }
         return nil

@@ -10,9 +10,11 @@ import Foundation
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Check the administrator's vendor and managed files against the domains' schemas.",
+        abstract: "Check the domains' schemas, and the administrator's vendor and managed files against them.",
         discussion: """
-            For each domain given (or each domain with a schema), reads <dir>/<domain>.plist and \
+            For each domain given (or each domain with a trusted schema), checks that the schema \
+            agrees with itself (every default, range bound and choice of its key's type, every \
+            default among its key's allowed values), then reads <dir>/<domain>.plist and \
             <dir>/managed/<domain>.plist in each directory of XDG_CONFIG_DIRS and checks every value \
             against the key's type and allowed values. Prints one line per problem, naming the file, \
             the key, what the schema expects and what the file holds, and exits 1 if there is any. \
@@ -28,10 +30,22 @@ struct Check: ParsableCommand {
     func run() throws {
         let names = domains.isEmpty ? Self.domainsWithSchemas() : domains
         var problems = 0
+        var schemaProblems = 0
         var checkedFiles = 0
         for name in names {
             let domain = try Domain(argument: name)
-            let found = try SchemaCatalog.require(domain)
+            let found: SchemaCatalog.Found
+            if domains.isEmpty {
+                // A domain listed for a schema file passed over (not trusted): the warning says so.
+                guard let trusted = try SchemaCatalog.schema(of: domain) else { continue }
+                found = trusted
+            } else {
+                found = try SchemaCatalog.require(domain)
+            }
+            for problem in found.schema.problems {
+                Output.print("\(found.file.path): \(problem)")
+                schemaProblems += 1
+            }
             for directory in FileSuite.defaultAdministratorDirectories {
                 for file in [
                     directory.appendingPathComponent("\(name).plist"),
@@ -53,8 +67,16 @@ struct Check: ParsableCommand {
                 }
             }
         }
-        guard problems == 0 else {
-            throw CommandFailure("\(problems) \(problems == 1 ? "value does" : "values do") not fit the schema")
+        var failures: [String] = []
+        if schemaProblems > 0 {
+            let noun = schemaProblems == 1 ? "contradiction" : "contradictions"
+            failures.append("\(schemaProblems) \(noun) in the schema")
+        }
+        if problems > 0 {
+            failures.append("\(problems) \(problems == 1 ? "value does" : "values do") not fit the schema")
+        }
+        guard failures.isEmpty else {
+            throw CommandFailure(failures.joined(separator: "; "))
         }
         Output.print("\(checkedFiles) administrator \(checkedFiles == 1 ? "file" : "files") checked, no problem")
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DefaultsPropertyList
+import DefaultsSchema
 
 /// `defaults describe domain key`: what the domain's schema says about a key.
 struct Describe: ParsableCommand {
@@ -24,12 +25,16 @@ struct Describe: ParsableCommand {
         Output.print("type: \(key.type?.rawValue ?? "any type") (\(key.swiftType))")
         Output.print("default: \(key.defaultLine)")
         if let allowedValues = key.allowedValues {
-            Output.print("allows: \(allowedValues.summary)")
+            let mark: Output.Line = key.allowedValuesProblems.isEmpty ? "" : KeySchema.contradictionMark
+            Output.print("allows: \(allowedValues.summary)\(mark)")
         }
         if let value = try SchemaKeyValues(domain).current(name) {
             Output.print("value: \(value: value)")
         }
         Output.print("syncs: \(key.iCloud ? "yes" : "no")")
+        for problem in key.problems {
+            Output.print("problem: \(problem)")
+        }
         Output.print("schema: \(found.file.path)")
     }
 }

@@ -99,10 +99,14 @@ struct Explain: ParsableCommand {
 
         var layers: [KeyExplanation.Layer] = []
         if let keySchema, let schema, keySchema.defaultValue != nil || keySchema.isDefaultDynamic {
-            layers.append(
-                KeyExplanation.Layer(
-                    layer: "default", file: schema.file.path, value: keySchema.defaultValue,
-                    text: keySchema.defaultText, isRead: false))
+            var layer = KeyExplanation.Layer(
+                layer: "default", file: schema.file.path, value: keySchema.defaultValue,
+                text: keySchema.defaultText, isRead: false)
+            if let problem = keySchema.defaultValueProblem {
+                // The schema only describes the program's declaration; its key reads its own default.
+                layer.ignored = problem + "; the schema contradicts itself, a program reads its own compiled default"
+            }
+            layers.append(layer)
         }
         var readsDefault = stored.readIndex == nil
         for (index, layer) in stored.layers.enumerated() {
@@ -123,7 +127,7 @@ struct Explain: ParsableCommand {
                     explained.isRead = false
                     readsDefault = true
                 }
-            } else if let allowed = keySchema?.allowedValues, !allowed.allows(SchemaValue(layer.value)) {
+            } else if let allowed = keySchema?.consistentAllowedValues, !allowed.allows(SchemaValue(layer.value)) {
                 explained.problem = "not among the values the schema allows (\(allowed.summary)); read as it is"
             }
             if layer.kind == .user, keySchema?.iCloud ?? true {
@@ -133,7 +137,7 @@ struct Explain: ParsableCommand {
             }
             layers.append(explained)
         }
-        if readsDefault, layers.first?.layer == "default" {
+        if readsDefault, layers.first?.layer == "default", layers[0].ignored == nil {
             layers[0].isRead = true
         }
 

@@ -45,6 +45,9 @@ extension KeySchema {
         line += ", default \(defaultLine)"
         if let allowedValues {
             line += ", allows \(allowedValues.summary)"
+            if !allowedValuesProblems.isEmpty {
+                line += Self.contradictionMark
+            }
         }
         if iCloud {
             line += ", syncs"
@@ -58,10 +61,19 @@ extension KeySchema {
         defaultValue.map { Output.text(PropertyListValue($0)) } ?? noDefaultText
     }
 
-    /// ``defaultText`` as a line shows it: a string default escaped as one line.
+    /// ``defaultText`` as a line shows it: a string default escaped as one line; marked when it
+    /// does not fit its own key, which a program never reads (it reads its own compiled default).
     var defaultLine: Output.Line {
-        defaultValue.map { "\(value: PropertyListValue($0))" } ?? "\(noDefaultText)"
+        guard let defaultValue else { return "\(noDefaultText)" }
+        var line: Output.Line = "\(value: PropertyListValue(defaultValue))"
+        if defaultValueProblem != nil {
+            line += Self.contradictionMark
+        }
+        return line
     }
+
+    /// What follows a default or allowed values that contradict the key (``KeySchema/problems``).
+    static let contradictionMark: Output.Line = " (does not fit the key; the schema contradicts itself)"
 
     private var noDefaultText: String {
         isDefaultDynamic ? "computed when read" : "none"

@@ -52,7 +52,8 @@ extension Defaults {
     ///   - directory: Where to write `<suite name>.json`; the user's schema directory unless given.
     /// - Returns: The schema file.
     /// - Throws: ``DefaultsError`` (``DefaultsError/Kind/writeFailed``) when the suite's name
-    ///   cannot be a file name or the file cannot be written.
+    ///   cannot be a file name or the file cannot be written, also when a directory above it is
+    ///   neither the user's nor root's (the `defaults` command would not trust the file there).
     @discardableResult
     public static func exportSchema(
         of suite: any DefaultsSuite = Defaults.standardSuite, to directory: URL? = nil
@@ -83,10 +84,16 @@ extension Defaults {
         } catch {
             throw failure("it could not be encoded (\(error))", url, error)
         }
-        if case .file(_, let existing)? = try? BoundedFileRead.read(url.path), existing == data {
-            return url
-        }
         do {
+            // Judged as the `defaults` command judges the user's schemas, before anything is made:
+            // never into another user's directory, and another user's identical file is replaced.
+            let target = try AtomicFileWrite.target(of: url.path)
+            if case .file(_, let existing)? = try? BoundedFileRead.read(
+                target, followingLinks: false, ownership: .user),
+                existing == data
+            {
+                return url
+            }
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             _ = try AtomicFileWrite.write(data, to: url.path)
         } catch {
