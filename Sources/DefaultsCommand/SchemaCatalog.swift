@@ -207,8 +207,9 @@ extension KeySchema {
             }
         }
         if !allowedValuesProblems.isEmpty {
+            let contradictions = allowedValuesProblems.joined(separator: "; ")
             Output.printError(
-                "warning: the schema \(schemaFile.path) contradicts itself (\(allowedValuesProblems.joined(separator: "; "))): "
+                "warning: the schema \(schemaFile.path) contradicts itself (\(contradictions)): "
                     + "\(name) is checked against its type only")
         }
         if let problem = problem(with: SchemaValue(value)) {

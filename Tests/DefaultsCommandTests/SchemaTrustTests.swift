@@ -278,7 +278,8 @@ struct SchemaContradictionTests {
         #expect(check.status == 1, "\(check)")
         #expect(
             check.output.split(separator: "\n").map(String.init) == [
-                "\(path): the default of count does not fit it: count is an integer (Swift.Int), and twelve is a string",
+                "\(path): the default of count does not fit it: count is an integer (Swift.Int), "
+                    + "and twelve is a string",
                 "\(path): a choice of level does not fit it: level is a string (App.Level), and 2 is an integer",
                 "\(path): the default of mode does not fit it: mode (App.Mode) allows one of fast, slow, "
                     + "and medium is not among them",
