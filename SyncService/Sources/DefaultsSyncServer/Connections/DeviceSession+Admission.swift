@@ -9,13 +9,24 @@ extension DeviceSession {
     /// database (``UserDatabaseShare``), or the user revoked the tokens issued before its own
     /// (``Revocation``): then closes the connection saying which, and returns `false`. An admitted
     /// device's connection counts against its user's until ``leave(_:)``.
-    func join(_ outbox: DeviceOutbox, outbound: WebSocketOutboundWriter) async throws -> Bool {
+    ///
+    /// A device refused for coming back before its wait is over is held until it hangs up or the
+    /// wait ends (at most ``longestHold``), and only then told its wait: one that ignores the wait
+    /// and connects again as soon as it is closed costs the instance a socket, not a connection a
+    /// moment. A device that honours the wait is never held.
+    func join(
+        _ outbox: DeviceOutbox, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+    ) async throws -> Bool {
         let (owner, limits) = (owner, limits)
         if let wait = reconnections.refusal(of: claims) {
             metrics.refusedReconnection()
             // Not at notice: a device that ignores the wait comes back many times a second.
             logger.debug("refused a connection of \(owner) from \(client): closed as a slow consumer lately")
-            try await refuse(
+            // Held first: the close frame ends the connection (the server's side of the close), and
+            // a device that ignores it would be back at once.
+            await Self.hold(inbound, for: min(wait, Self.longestHold))
+            // It may have hung up meanwhile: then there is nobody to tell.
+            try? await refuse(
                 outbox, outbound, .tryAgainLater,
                 SyncCloseReason.tryAgainLater.text(retryAfter: wait, "closed as a slow consumer lately"))
             return false
@@ -69,6 +80,25 @@ extension DeviceSession {
         outbox.finish()
         try await Task.sleep(for: .milliseconds(100))
         try await outbound.close(reason.closeCode, reason: Self.closeFrameReason(text))
+    }
+
+    /// The longest a refused connection is held before the instance closes it: long enough that a
+    /// device ignoring its wait connects a few times a minute, short enough to cost little.
+    static let longestHold = Duration.seconds(5)
+
+    /// Returns when the device hangs up (its side of the close, or the connection lost) or after
+    /// `duration`, whichever comes first; what it sends meanwhile is read and dropped.
+    private static func hold(_ inbound: WebSocketInboundStream, for duration: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    for try await _ in inbound {}
+                } catch {}
+            }
+            group.addTask { try? await Task.sleep(for: duration) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Takes the device out of its owner's group and its connection off its user's count.

@@ -60,7 +60,7 @@ struct DeviceSession {
         metrics.connected()
         defer { metrics.disconnected() }
         // Unless the user holds too many connections or revoked the token (DeviceSession+Admission).
-        guard try await join(outbox, outbound: outbound) else { return }
+        guard try await join(outbox, inbound: inbound, outbound: outbound) else { return }
         let ending = await withTaskGroup(of: Ending.self) { group in
             group.addTask { await write(outbox, to: outbound) }
             group.addTask { await read(inbound, into: outbox) }
