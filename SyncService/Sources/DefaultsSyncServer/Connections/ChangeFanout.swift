@@ -149,9 +149,11 @@ actor ChangeFanout: Service {
         )
     }
 
+    /// Encodes `message` once, however many devices the group has: they share its buffer.
     private func send(_ message: ServerMessage, to group: Group) {
+        guard !group.devices.isEmpty, let frame = DeviceOutbox.frame(of: message) else { return }
         for device in group.devices.values {
-            device.outbox.send(message)
+            device.outbox.send(frame: frame)
         }
     }
 

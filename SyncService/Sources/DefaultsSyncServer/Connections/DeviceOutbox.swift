@@ -64,18 +64,29 @@ final class DeviceOutbox: Sendable {
     /// Queues `message`, which does not wait for room (the fan-out, a welcome); closes the device
     /// as a slow consumer when that takes its queue past the hard bound.
     func send(_ message: ServerMessage) {
-        enqueue(message, bounded: true)
+        guard let frame = Self.frame(of: message) else { return }
+        send(frame: frame)
+    }
+
+    /// Queues a message already encoded (``frame(of:)``) as ``send(_:)`` does: the fan-out encodes
+    /// a change once for every device of its group, which share the one buffer.
+    func send(frame: ByteBuffer) {
+        enqueue(frame, bounded: true)
+    }
+
+    /// `message` as the text a frame carries; `nil` for one that does not encode.
+    static func frame(of message: ServerMessage) -> ByteBuffer? {
+        (try? SyncProtocol.encode(message)).map { ByteBuffer(string: $0) }
     }
 
     /// Queues the answer to one of the device's messages: the session reads a message only while
     /// the queue has room (``waitForRoom()``), which bounds what answers hold.
     func reply(_ message: ServerMessage) {
-        enqueue(message, bounded: false)
+        guard let frame = Self.frame(of: message) else { return }
+        enqueue(frame, bounded: false)
     }
 
-    private func enqueue(_ message: ServerMessage, bounded: Bool) {
-        guard let text = try? SyncProtocol.encode(message) else { return }
-        let buffer = ByteBuffer(string: text)
+    private func enqueue(_ buffer: ByteBuffer, bounded: Bool) {
         let (writer, overflowed): (CheckedContinuation<Outgoing?, Never>?, Bool) = state.withLock { state in
             guard !state.isEnded else { return (nil, false) }
             if bounded, state.pending > 0, state.pending + buffer.readableBytes > bounds.hardBytes {
