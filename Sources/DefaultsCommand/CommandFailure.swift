@@ -1,14 +1,20 @@
 /// Why a command failed, in the words macOS's `defaults` uses; printed on standard error, and the
 /// process exits with `status` without writing anything.
 struct CommandFailure: Error, CustomStringConvertible {
+    /// One line, which may quote what a file or a person gave: printed escaped as one line, so
+    /// that a line break in it cannot forge another.
     var message: String
+    /// The command's own lines after the message (a usage line, "Defaults have not been
+    /// changed."), each printed on a line of its own.
+    var followingLines: [String] = []
     var status: Int32 = 1
 
-    init(_ message: String) {
+    init(_ message: String, then followingLines: String...) {
         self.message = message
+        self.followingLines = followingLines
     }
 
-    var description: String { message }
+    var description: String { ([message] + followingLines).joined(separator: "\n") }
 }
 
 extension CommandFailure {
@@ -25,7 +31,7 @@ extension CommandFailure {
     }
 
     static func usage(_ message: String, _ usage: String) -> CommandFailure {
-        var failure = CommandFailure("\(message)\nUsage: \(usage)")
+        var failure = CommandFailure(message, then: "Usage: \(usage)")
         // EX_USAGE, as swift-argument-parser exits for the usage errors it finds itself.
         failure.status = 64
         return failure

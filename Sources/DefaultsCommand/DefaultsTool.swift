@@ -48,7 +48,7 @@ enum Main {
             var command = try DefaultsTool.parseAsRoot()
             try command.run()
         } catch let failure as CommandFailure {
-            Output.printError(failure.message)
+            Output.printError(failure)
             // `_exit`, not `exit`: a suite whose flush failed must not be written by the exit
             // handler after the command said that nothing was written. Output is unbuffered.
             _exit(failure.status)

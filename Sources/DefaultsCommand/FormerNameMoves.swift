@@ -99,8 +99,8 @@ extension CommandFailure {
         guard let schema = try? SchemaCatalog.schema(of: domain), let renamed = schema.schema.key(formerlyNamed: key)
         else { return failure }
         var hinted = failure
-        hinted.message +=
-            "\nThe key \(key) of \(domain.displayName) was renamed to \(renamed.name) (read that key)"
+        hinted.followingLines.append(
+            "The key \(key) of \(domain.displayName) was renamed to \(renamed.name) (read that key)")
         return hinted
     }
 }

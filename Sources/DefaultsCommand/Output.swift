@@ -122,10 +122,18 @@ enum Output {
         }
     }
 
-    /// Writes `message` and a newline to standard error, escaped always (standard error is
-    /// usually a terminal), its own line breaks kept: a usage message is two lines.
+    /// Writes `message` and a newline to standard error, escaped always as one line (standard
+    /// error is usually a terminal, and a message may quote what a file holds).
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data((TerminalText.escaped(message, layout: .lines) + "\n").utf8))
+        FileHandle.standardError.write(Data((TerminalText.escaped(message) + "\n").utf8))
+    }
+
+    /// Writes `failure`'s message, then each of its own following lines, to standard error.
+    static func printError(_ failure: CommandFailure) {
+        printError(failure.message)
+        for line in failure.followingLines {
+            printError(line)
+        }
     }
 
     // MARK: Text

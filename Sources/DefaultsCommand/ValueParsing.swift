@@ -201,7 +201,7 @@ enum ValueParsing {
             throw CommandFailure.couldNotParse(text)
         }
         guard case .dictionary(let values) = value else {
-            throw CommandFailure("Rep argument is not a dictionary\nDefaults have not been changed.")
+            throw CommandFailure("Rep argument is not a dictionary", then: "Defaults have not been changed.")
         }
         return values
     }

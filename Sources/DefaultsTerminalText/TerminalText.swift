@@ -59,7 +59,11 @@ package enum TerminalText {
     /// whole characters.
     package static func escaped(_ bytes: UnsafeRawBufferPointer, layout: Layout) -> [UInt8] {
         let utf8 = bytes.bindMemory(to: UInt8.self)
-        guard mayNeedEscaping(utf8, layout: layout) else { return Array(utf8) }
+        // Bytes that are not UTF-8 go the slow way too, and come out as U+FFFD: a lone 0x9B is
+        // CSI to a terminal in an 8-bit mode.
+        guard mayNeedEscaping(utf8, layout: layout) || String(validating: utf8, as: UTF8.self) == nil else {
+            return Array(utf8)
+        }
         return Array(escaped(String(decoding: utf8, as: UTF8.self), layout: layout).utf8)
     }
 

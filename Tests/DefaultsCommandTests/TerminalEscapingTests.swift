@@ -181,4 +181,28 @@ struct TerminalEscapingTests {
         #expect(Self.rawControls(result.errorData).isEmpty, "\(result)")
         #expect(result.error.contains("missing" + Self.shown), "\(result)")
     }
+
+    @Test("A line break in what an error quotes is shown, never obeyed: no forged line on standard error")
+    func errorsForgeNoLine() throws {
+        let sandbox = try CommandSandbox()
+        let forged = "calm\nwarning: the administrator reset every key"
+        let schema = DomainSchema(
+            domain: Self.domain,
+            keys: [
+                KeySchema(
+                    name: "mood", type: .string, swiftType: "Swift.String", defaultValue: .string("calm"),
+                    allowedValues: .choices([.string("calm"), .string(forged)]))
+            ])
+        let schemas = sandbox.dataHome.appendingPathComponent("defaults/schemas", isDirectory: true)
+        try FileManager.default.createDirectory(at: schemas, withIntermediateDirectories: true)
+        try JSONEncoder().encode(schema).write(to: schemas.appendingPathComponent("\(Self.domain).json"))
+        let result = try sandbox.run("write", Self.domain, "mood", "-string", "cross")
+        #expect(result.status == 1, "\(result)")
+        let lines = result.error.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("warning: the administrator") }, "\(result)")
+        #expect(result.error.contains(#"calm\nwarning: the administrator"#), "\(result)")
+        // The command's own second line stays a line of its own.
+        let usage = try sandbox.run("delete", "com.example.none-such")
+        #expect(usage.error.split(separator: "\n").contains("Defaults have not been changed."), "\(usage)")
+    }
 }

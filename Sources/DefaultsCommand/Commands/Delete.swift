@@ -27,7 +27,8 @@ struct Delete: ParsableCommand {
             throw CommandFailure.usage("Too many arguments", usage)
         }
         let store = DomainStore()
-        let notFound = CommandFailure("Domain (\(domain.displayName)) not found.\nDefaults have not been changed.")
+        let notFound = CommandFailure(
+            "Domain (\(domain.displayName)) not found.", then: "Defaults have not been changed.")
         guard let key = arguments.first else {
             guard try store.exists(domain) else { throw notFound }
             try store.remove(domain)
@@ -35,8 +36,8 @@ struct Delete: ParsableCommand {
         }
         guard let values = try store.read(domain) else { throw notFound }
         let pairNotFound = CommandFailure(
-            "The domain/default pair of (\(domain.displayName), \(key)) does not exist\nDefaults have not been changed."
-        )
+            "The domain/default pair of (\(domain.displayName), \(key)) does not exist",
+            then: "Defaults have not been changed.")
         guard values[key] != nil else { throw pairNotFound }
         try store.change(domain) { (edit) throws(CommandFailure) in
             // Checked again on the values the suite loaded, in case another process removed it.

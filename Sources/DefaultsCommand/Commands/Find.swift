@@ -49,7 +49,7 @@ struct Find: ParsableCommand {
         }
         if let last = failures.popLast() {
             for failure in failures {
-                Output.printError(failure.message)
+                Output.printError(failure)
             }
             throw last
         }

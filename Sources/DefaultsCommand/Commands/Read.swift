@@ -85,7 +85,7 @@ struct Read: ParsableCommand {
         json ? Output.printJSON(Output.json(.dictionary(everything))) : Output.printValue(everything)
         if let last = failures.popLast() {
             for failure in failures {
-                Output.printError(failure.message)
+                Output.printError(failure)
             }
             throw last
         }
