@@ -13,7 +13,8 @@ extension DeviceSession {
     /// A device refused for coming back before its wait is over is held until it hangs up or the
     /// wait ends (at most ``longestHold``), and only then told its wait: one that ignores the wait
     /// and connects again as soon as it is closed costs the instance a socket, not a connection a
-    /// moment. A device that honours the wait is never held.
+    /// moment. A device that honours the wait is never held, and a user's held connections count
+    /// against their connections (``ServiceLimits/userConnections``).
     func join(
         _ outbox: DeviceOutbox, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
     ) async throws -> Bool {
@@ -24,7 +25,12 @@ extension DeviceSession {
             logger.debug("refused a connection of \(owner) from \(client): closed as a slow consumer lately")
             // Held first: the close frame ends the connection (the server's side of the close), and
             // a device that ignores it would be back at once.
-            await Self.hold(inbound, for: min(wait, Self.longestHold))
+            // Held connections count as the user's, so a client opening many at once is held
+            // no more than the user's connections; past that, it is refused at once.
+            if fanout.budgets.admit(owner.user) {
+                await Self.hold(inbound, for: min(wait, Self.longestHold))
+                fanout.budgets.release(owner.user)
+            }
             // It may have hung up meanwhile: then there is nobody to tell.
             try? await refuse(
                 outbox, outbound, .tryAgainLater,
