@@ -4,18 +4,20 @@ import Foundation
 import TestSupport
 import Testing
 
-/// util-linux's `script`, which runs a command with a pseudo-terminal as its output.
-private let scriptPath = "/usr/bin/script"
+/// `env`, which finds `python3` (its `pty` module runs a command with a pseudo-terminal as its output).
+private let envPath = "/usr/bin/env"
 
 /// Control characters planted in a schema (a description, a Swift type name, a default, a choice),
 /// a stored value and a domain's file name reach the person running `defaults` escaped, whether
-/// its output is a terminal (a pseudo-terminal, through util-linux's `script`) or a pipe; only a
+/// its output is a terminal (a pseudo-terminal, through Python's `pty`) or a pipe; only a
 /// value printed on its own goes to a pipe as its bytes, for scripts; JSON holds them as `\u`
 /// escapes.
+// Serialized: its tests wait on child processes synchronously, and run side by side they would
+// hold every thread of the test process's pool while other suites' waits time out.
 @Suite(
-    "terminal controls in what the defaults command prints",
+    "terminal controls in what the defaults command prints", .serialized,
     .enabled(
-        if: FileManager.default.isExecutableFile(atPath: scriptPath), "needs util-linux's script"))
+        if: (try? ChildProcess.run(envPath, ["python3", "-c", "import pty"]).status) == 0, "needs python3"))
 struct TerminalEscapingTests {
     static let domain = "com.example.hostile"
     static let hostile = TerminalControlText.hostile
@@ -41,15 +43,14 @@ struct TerminalEscapingTests {
         return sandbox
     }
 
-    /// Runs `defaults arguments…` with a pseudo-terminal as its standard output and error
-    /// (`script -qfec`), and returns what the terminal received, its line ends (CR LF) as LF.
+    /// Runs `defaults arguments…` with a pseudo-terminal as its standard output and error (Python's
+    /// `pty.spawn`, which, unlike util-linux's `script`, ends with the command even when its own
+    /// standard input is at its end, as CI's is), and returns what the terminal received, its line
+    /// ends (CR LF) as LF.
     static func runOnTerminal(_ sandbox: CommandSandbox, _ arguments: [String]) throws -> ChildProcess.Result {
-        func quoted(_ argument: String) -> String {
-            "'" + argument.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
-        }
-        let command = ([CommandSandbox.executable] + arguments).map(quoted).joined(separator: " ")
+        let spawn = "import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))"
         var result = try ChildProcess.run(
-            scriptPath, ["-qfec", command, "/dev/null"], environment: sandbox.environment)
+            envPath, ["python3", "-c", spawn, CommandSandbox.executable] + arguments, environment: sandbox.environment)
         result.outputData = Data(result.output.replacingOccurrences(of: "\r\n", with: "\n").utf8)
         return result
     }
