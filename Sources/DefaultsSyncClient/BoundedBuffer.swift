@@ -26,9 +26,9 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
+    /// A buffer of `capacity` elements, at least one: a smaller capacity holds one, never traps.
     init(capacity: Int) {
-        precondition(capacity > 0, "a buffer holds at least one element")
-        self.capacity = capacity
+        self.capacity = max(1, capacity)
     }
 
     /// Adds `element` once there is room, waiting meanwhile. Returns whether it was added: not when
