@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `defaults` with administrator layers: `XDG_CONFIG_DIRS` of two directories, the first winning.
-@Suite("administrator layers")
+@Suite("administrator layers", .mayBlock)
 struct AdministratorCommandTests {
     /// The sandbox, its two administrator directories, and `run` with `XDG_CONFIG_DIRS` set.
     final class Layers {

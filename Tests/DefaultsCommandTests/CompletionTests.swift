@@ -5,7 +5,7 @@ import Testing
 /// Shell completion, through the protocol the generated scripts use
 /// (`defaults ---completion <command> -- positional@0 <word index> <cursor> <words…>`), and once
 /// through the bash script itself.
-@Suite("completion")
+@Suite("completion", .mayBlock)
 struct CompletionTests {
     /// A sandbox with two domains, one of them with three keys.
     private func sandboxWithDomains() throws -> CommandSandbox {

@@ -1,9 +1,10 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 /// `delete`, `rename`, `find`, `export` and `import`.
-@Suite("delete, rename, find, export, import")
+@Suite("delete, rename, find, export, import", .mayBlock)
 struct EditTests {
     @Test func deleteAKey() throws {
         let sandbox = try CommandSandbox()

@@ -1,10 +1,11 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 /// Every failure: macOS's message on standard error, a non-zero status, nothing on standard
 /// output, and the domain's file exactly as it was.
-@Suite("errors")
+@Suite("errors", .mayBlock)
 struct ErrorTests {
     /// A sandbox holding `com.example.demo` with a string, an integer, an array and a dictionary.
     private func sandboxWithDemo() throws -> CommandSandbox {

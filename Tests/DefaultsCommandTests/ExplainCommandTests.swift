@@ -5,7 +5,7 @@ import Testing
 
 /// `defaults explain`: every layer of a key, from real files in two administrator directories,
 /// read by the real command in a child process.
-@Suite("defaults explain")
+@Suite("defaults explain", .mayBlock)
 struct ExplainCommandTests {
     static let domain = SchemaCommandTests.domain
 
@@ -252,7 +252,7 @@ struct ExplainCommandTests {
 }
 
 /// `defaults json-schema`: the domain's schema as a JSON Schema, from a real program's export.
-@Suite("defaults json-schema")
+@Suite("defaults json-schema", .mayBlock)
 struct JSONSchemaCommandTests {
     @Test("Prints a JSON Schema of the exported keys: types, defaults, range, choices; fails without a schema")
     func printsJSONSchema() throws {

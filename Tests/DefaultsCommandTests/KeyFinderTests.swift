@@ -4,7 +4,7 @@ import Testing
 
 /// `DefaultsKeyFinder`, the tool behind `DefaultsSchemaPlugin`, run as the plugin runs it: on
 /// source files, writing the Swift file the plugin adds to the target.
-@Suite("DefaultsSchemaPlugin's key finder")
+@Suite("DefaultsSchemaPlugin's key finder", .mayBlock)
 struct KeyFinderTests {
     static let path = builtExecutable("DefaultsKeyFinder")
 

@@ -7,7 +7,7 @@ import Testing
 /// The `defaults` command's edits beneath the administrator's managed files: applied by the
 /// library's own rule, refused whole when they write a key the administrator enforces, and the
 /// domain's file left exactly as it was.
-@Suite("command edits of managed keys")
+@Suite("command edits of managed keys", .mayBlock)
 struct ManagedEditTests {
     static let domain = "com.example.managed-edits"
 

@@ -5,7 +5,7 @@ import Testing
 /// Hostile files cost memory in proportion to their size, never more: opening, reading, printing
 /// and importing each stay within 16 times the input's size and 32 MB, measured as the peak
 /// resident memory of the real process (`wait4`).
-@Suite struct MemoryBoundTests {
+@Suite(.mayBlock) struct MemoryBoundTests {
     /// The budget for an input of `size` bytes.
     static func budget(_ size: Int) -> Int { size * 16 + (32 << 20) }
 

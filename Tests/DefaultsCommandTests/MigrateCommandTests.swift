@@ -6,7 +6,7 @@ import Testing
 /// `defaults migrate`: values under the former names a program's schema lists (release 3 of the
 /// helper's application: `fontSize` was `textSize`, `accentColor` was `tint`, and `color` before
 /// it) move to the keys' names, and `read` and `explain` of a former name say where it went.
-@Suite("defaults migrate and former names")
+@Suite("defaults migrate and former names", .mayBlock)
 struct MigrateCommandTests {
     static let domain = SchemaCommandTests.domain
 

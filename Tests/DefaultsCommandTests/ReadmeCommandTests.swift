@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The README's statements about the `defaults` command, checked against the program.
-@Suite("README: the defaults command")
+@Suite("README: the defaults command", .mayBlock)
 struct ReadmeCommandTests {
     /// README.md, read from the package this file is in.
     private static func readme() throws -> String {

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// What a new user meets first: a mistyped type flag is refused by name, and nothing is written.
-@Suite("rough edges")
+@Suite("rough edges", .mayBlock)
 struct RoughEdgesTests {
     private let domain = "com.example.rough"
 

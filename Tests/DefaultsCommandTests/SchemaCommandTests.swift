@@ -6,7 +6,7 @@ import Testing
 /// A program that declares its keys exports a schema (a real process, `DefaultsTestHelper
 /// schema-export`), and the `defaults` command, another process, finds it through
 /// `XDG_DATA_HOME` or `XDG_DATA_DIRS`, lists and describes its keys, and checks writes against it.
-@Suite("the key schema and the defaults command")
+@Suite("the key schema and the defaults command", .mayBlock)
 struct SchemaCommandTests {
     static let domain = "com.example.schema-app"
     /// The Swift type of the helper's `theme` key.
@@ -228,7 +228,7 @@ struct SchemaCommandTests {
 }
 
 /// `defaults check`: an administrator's files checked against the schema before deployment.
-@Suite("defaults check")
+@Suite("defaults check", .mayBlock)
 struct SchemaCheckCommandTests {
     @Test("Good files pass; a wrong type or a value outside the range fails, naming file, key, expected and found")
     func checkAdministratorFiles() throws {

@@ -11,8 +11,7 @@ import Glibc
 /// in a directory of `XDG_DATA_DIRS` root's (or that directory's owner's) and writable by no one
 /// else, as the administrator's files are judged. Any other is passed over with a warning naming
 /// it and why, and the next trusted schema, or none, decides what the command says and refuses.
-// Serialized: its tests wait on child processes synchronously (see TerminalEscapingTests).
-@Suite("schemas nobody vouches for", .serialized)
+@Suite("schemas nobody vouches for", .mayBlock)
 struct SchemaTrustTests {
     static let domain = "com.example.trust"
 
@@ -246,7 +245,7 @@ struct SchemaTrustTests {
 /// A schema that contradicts itself (a default, bound or choice not of its key's type, a default
 /// outside its own choices): `check` reports each contradiction and fails; `keys`, `describe` and
 /// `explain` never show such a default as what a program reads; `write` judges by the type.
-@Suite("schemas that contradict themselves", .serialized)
+@Suite("schemas that contradict themselves", .mayBlock)
 struct SchemaContradictionTests {
     static let domain = "com.example.contradiction"
 

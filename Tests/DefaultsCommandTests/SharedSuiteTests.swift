@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// The library in this process and the command in another share a suite.
-@Suite("shared with a running process")
+@Suite("shared with a running process", .mayBlock)
 struct SharedSuiteTests {
     @Test func commandWriteReachesTheProcessChangeStream() async throws {
         let sandbox = try CommandSandbox()

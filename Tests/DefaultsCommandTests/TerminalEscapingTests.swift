@@ -12,10 +12,8 @@ private let envPath = "/usr/bin/env"
 /// its output is a terminal (a pseudo-terminal, through Python's `pty`) or a pipe; only a
 /// value printed on its own goes to a pipe as its bytes, for scripts; JSON holds them as `\u`
 /// escapes.
-// Serialized: its tests wait on child processes synchronously, and run side by side they would
-// hold every thread of the test process's pool while other suites' waits time out.
 @Suite(
-    "terminal controls in what the defaults command prints", .serialized,
+    "terminal controls in what the defaults command prints", .mayBlock,
     .enabled(
         if: (try? ChildProcess.run(envPath, ["python3", "-c", "import pty"]).status) == 0, "needs python3"))
 struct TerminalEscapingTests {

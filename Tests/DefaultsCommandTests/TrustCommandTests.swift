@@ -9,7 +9,7 @@ import Glibc
 
 /// The command's part of the trust issue: edits read and write holding the lock, `delete` leaves
 /// nothing behind, and what the library judges damaged or refuses, the command does too.
-@Suite struct TrustCommandTests {
+@Suite(.mayBlock) struct TrustCommandTests {
     /// Item 7: ten `-array-add` at once keep all ten elements.
     @Test func parallelArrayAddsAreAllKept() throws {
         let sandbox = try CommandSandbox()

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `defaults watch` in one process, changes made by others.
-@Suite("watch")
+@Suite("watch", .mayBlock)
 struct WatchTests {
     /// Starts `watch` and waits until it says it is watching.
     private func startWatching(_ sandbox: CommandSandbox, _ arguments: String...) throws -> ChildProcess {

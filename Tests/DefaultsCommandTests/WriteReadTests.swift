@@ -1,9 +1,10 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 /// `write` with every type flag and bare syntax, then `read`, `read-type` and `--json`.
-@Suite("write and read")
+@Suite("write and read", .mayBlock)
 struct WriteReadTests {
     /// Writes `arguments` as the value of `key`, then checks the stored value, `read-type`,
     /// and what `read domain key` prints.

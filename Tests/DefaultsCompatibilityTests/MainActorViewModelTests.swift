@@ -67,7 +67,7 @@ final class SettingsViewModel {
     }
 }
 
-@Suite("Defaults.updates in a @MainActor view model")
+@Suite("Defaults.updates in a @MainActor view model", .mayBlock)
 @MainActor
 struct MainActorViewModelTests {
     let suite = makeSuite()

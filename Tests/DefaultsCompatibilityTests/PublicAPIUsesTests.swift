@@ -72,7 +72,7 @@ extension PlainHourMinuteTimeRange: Defaults.Serializable {
     static let bridge = Bridge()
 }
 
-@Suite("Public-API uses of Defaults")
+@Suite("Public-API uses of Defaults", .mayBlock)
 struct PublicAPIUsesTests {
     let suite = makeSuite()
 

@@ -6,7 +6,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("DefaultsProvider in a ConfigReader")
+@Suite("DefaultsProvider in a ConfigReader", .mayBlock)
 struct DefaultsProviderReaderTests {
     @Test("The environment wins over the suite, the suite over the reader's default")
     func precedence() throws {
@@ -60,7 +60,7 @@ struct DefaultsProviderReaderTests {
     }
 }
 
-@Suite("DefaultsProvider keys")
+@Suite("DefaultsProvider keys", .mayBlock)
 struct DefaultsProviderKeyTests {
     let suite = InMemorySuite(name: "keys-\(UUID().uuidString)")
     var provider: DefaultsProvider { DefaultsProvider(suite: suite) }
@@ -107,7 +107,7 @@ struct DefaultsProviderKeyTests {
     }
 }
 
-@Suite("DefaultsProvider over a file suite's administrator layers")
+@Suite("DefaultsProvider over a file suite's administrator layers", .mayBlock)
 struct DefaultsProviderAdministratorTests {
     @Test("Managed values win over the user's, the user's over the vendor's; a change to them is watched")
     func layers() async throws {

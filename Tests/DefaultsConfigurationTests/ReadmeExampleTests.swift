@@ -2,9 +2,10 @@ import Configuration
 import Defaults
 import DefaultsConfiguration
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("README: swift-configuration")
+@Suite("README: swift-configuration", .mayBlock)
 struct ReadmeConfigurationExampleTests {
     @Test("The README's example reads the environment first, then the suite")
     func example() throws {

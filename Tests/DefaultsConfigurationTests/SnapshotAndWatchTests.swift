@@ -5,7 +5,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("DefaultsProvider snapshots and watching")
+@Suite("DefaultsProvider snapshots and watching", .mayBlock)
 struct DefaultsProviderSnapshotAndWatchTests {
     @Test("A snapshot keeps the values of its moment")
     func snapshot() throws {

@@ -78,7 +78,7 @@ private func track(_ read: @escaping () -> Void) -> ChangeFlag {
     return flag
 }
 
-@Suite(.serialized) struct ObservableDefaultTests {
+@Suite(.serialized, .mayBlock) struct ObservableDefaultTests {
     @Test func readsAndWritesThroughTheKey() {
         let model = PlayerModel()
         #expect(model.volume == Defaults[.macroVolume])

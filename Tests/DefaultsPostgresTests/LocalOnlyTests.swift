@@ -2,10 +2,11 @@ import Defaults
 import DefaultsPostgres
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// What `iCloud` keys do in a process with no sync store (this test process never connects one).
-@Suite("iCloud keys without a store")
+@Suite("iCloud keys without a store", .mayBlock)
 struct LocalOnlyTests {
     @Test func keysAreRegisteredAndWorkLocally() async {
         let suite = InMemorySuite()
@@ -58,7 +59,7 @@ struct LocalOnlyTests {
     }
 }
 
-@Suite("PostgreSQL store configuration")
+@Suite("PostgreSQL store configuration", .mayBlock)
 struct PostgresConfigurationTests {
     @Test func theDescriptionNeverHoldsThePassword() throws {
         let store = try PostgresSyncStore(

@@ -10,7 +10,7 @@ import Testing
 
 /// One `PostgresSyncStore`, without the engine, against a real server whose connections are cut:
 /// no call may wait without end.
-@Suite("PostgresSyncStore when the connection is lost", .enabled(if: PostgresCluster.isAvailable))
+@Suite("PostgresSyncStore when the connection is lost", .enabled(if: PostgresCluster.isAvailable), .mayBlock)
 struct PostgresSyncStoreTests {
     /// What a running store reported, and the outcome of calls started in tasks of their own.
     final class Observed: Sendable {
@@ -155,6 +155,8 @@ struct PostgresSyncStoreTests {
             defer { run.cancel() }
 
             // Nothing is asked of the store: only its liveness check can notice the frozen server.
+            // (A busy machine may have failed an attempt to connect before: not this test's case.)
+            let earlier = observed.errors.count
             let frozen = try cluster.backends(of: "defaults")
             #expect(frozen.count == 2, "one connection listening, one pushing: \(frozen)")
             for pid in frozen { kill(pid, SIGSTOP) }
@@ -162,9 +164,8 @@ struct PostgresSyncStoreTests {
                 for pid in frozen { kill(pid, SIGCONT) }
             }
             try await waitUntil("a new connection") { observed.connectionCount >= 2 }
-            #expect(
-                observed.errors.first?.contains("no answer to a liveness check within 10") == true, "\(observed.errors)"
-            )
+            let reported = observed.errors.dropFirst(earlier)
+            #expect(reported.first?.contains("no answer to a liveness check within 10") == true, "\(reported)")
         }
     }
 

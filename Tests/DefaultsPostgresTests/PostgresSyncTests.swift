@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// Real processes syncing through a real PostgreSQL server (`Tests/postgres-cluster.sh`).
-@Suite("Sync through PostgreSQL", .enabled(if: PostgresCluster.isAvailable), .postgresCluster)
+@Suite("Sync through PostgreSQL", .enabled(if: PostgresCluster.isAvailable), .postgresCluster, .mayBlock)
 struct PostgresSyncTests {
     let directory: TemporaryDirectory
     let namespace = "com.example.sync-\(UUID().uuidString.prefix(8))"

@@ -5,12 +5,13 @@ import Foundation
 import Logging
 import PostgresNIO
 import Synchronization
+import TestSupport
 import Testing
 
 /// The SQL layer both PostgreSQL backends share (`DefaultsSyncSQL`): databases an older release
 /// left go on from their version, the upsert keeps the later version, a record PostgreSQL refuses
 /// is refused alone.
-@Suite("The shared SQL layer", .enabled(if: PostgresCluster.isAvailable))
+@Suite("The shared SQL layer", .enabled(if: PostgresCluster.isAvailable), .mayBlock)
 struct SyncSchemaTests {
     let logger = Logger(label: "test")
 

@@ -13,7 +13,7 @@ import Testing
 /// `StatusCommandTests`, which starts the server.)
 @Suite(
     "defaults-sync status through the store",
-    .enabled(if: FileManager.default.isExecutableFile(atPath: StatusCommand.path)))
+    .enabled(if: FileManager.default.isExecutableFile(atPath: StatusCommand.path)), .mayBlock)
 struct PostgresSyncStatusCommandTests {
     let directory: TemporaryDirectory
 

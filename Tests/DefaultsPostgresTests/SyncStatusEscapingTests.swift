@@ -7,7 +7,7 @@ import Testing
 /// in JSON. No store is needed: the journals are reported without one.
 @Suite(
     "defaults-sync status escapes the journals' names",
-    .enabled(if: FileManager.default.isExecutableFile(atPath: StatusCommand.path)))
+    .enabled(if: FileManager.default.isExecutableFile(atPath: StatusCommand.path)), .mayBlock)
 struct SyncStatusEscapingTests {
     @Test func journalNamesAreEscaped() throws {
         let directory = try TemporaryDirectory()

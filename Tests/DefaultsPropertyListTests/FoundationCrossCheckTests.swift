@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("Cross-checks against Foundation's PropertyListSerialization")
+@Suite("Cross-checks against Foundation's PropertyListSerialization", .mayBlock)
 struct FoundationCrossCheckTests {
     @Test func foundationReadsOurXML() throws {
         var generator = ValueGenerator(random: SeededGenerator(seed: 1))

@@ -7,13 +7,15 @@ import Testing
 /// The buffer between the connection's reader and the library: it never holds more than its
 /// capacity (the reader waits for room, and so reads no more from the socket), and never drops
 /// or reorders what it took.
+@Suite(.mayBlock)
 struct BoundedBufferTests {
     @Test(.timeLimit(.minutes(1)))
     func aProducerWaitsForRoomAndNothingIsDroppedOrReordered() async throws {
         let buffer = BoundedBuffer<Int>(capacity: 3)
+        let count = 24
         let sent = Atomic<Int>(0)
         let producer = Task {
-            for element in 0..<100 {
+            for element in 0..<count {
                 guard await buffer.send(element) else { return }
                 sent.add(1, ordering: .relaxed)
             }
@@ -22,17 +24,17 @@ struct BoundedBufferTests {
         var received: [Int] = []
         // A consumer that reads one element only once the producer has filled the buffer: the
         // producer is then waiting, never ahead by more than the capacity.
-        while received.count < 100 {
-            let filled = min(received.count + buffer.capacity, 100)
+        while received.count < count {
+            let filled = min(received.count + buffer.capacity, count)
             try await waitUntil("the buffer filled") { sent.load(ordering: .relaxed) >= filled }
-            for _ in 0..<10 { await Task.yield() }
+            for _ in 0..<3 { await Task.yield() }
             #expect(sent.load(ordering: .relaxed) - received.count <= buffer.capacity)
             guard let element = await buffer.next() else { break }
             received.append(element)
         }
         #expect(await buffer.next() == nil)
         await producer.value
-        #expect(received == Array(0..<100))
+        #expect(received == Array(0..<count))
     }
 
     @Test(.timeLimit(.minutes(1)))

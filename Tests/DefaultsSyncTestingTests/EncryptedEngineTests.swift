@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `Defaults.iCloud` through an end-to-end encrypted in-memory store, against a hostile server:
 /// what a token holder or someone with the database does is never applied, and is reported.
-@Suite(.enabled(if: TestingMachine.isAvailable, "the helper is built with the tests"))
+@Suite(.enabled(if: TestingMachine.isAvailable, "the helper is built with the tests"), .mayBlock)
 struct EncryptedEngineTests {
     static let passphrase = "correct horse battery staple"
 

@@ -9,6 +9,7 @@ import Testing
 /// or a token holder without the passphrase can make is detected, reported, and nothing it made
 /// is handed to the library. Devices are `EncryptedSyncStore`s on one in-memory server, driven
 /// as the library drives a store.
+@Suite(.mayBlock)
 struct EncryptionAttackTests {
     static let passphrase = "correct horse battery staple"
 

@@ -7,7 +7,7 @@ import Testing
 /// (`DefaultsSyncTestingHelper`, a program whose keys are lazy `static let`s of the standard suite)
 /// whose wall clock runs an hour behind, and another machine on time (the helper's peer, pushing
 /// through the same server). What `PostgresSyncTests` shows through PostgreSQL, on every machine.
-@Suite(.enabled(if: EngineMachine.isAvailable, "the helper is built with the tests"))
+@Suite(.enabled(if: EngineMachine.isAvailable, "the helper is built with the tests"), .mayBlock)
 struct EngineClockTests {
     /// Its wall clock says an hour ago, but it has seen the other machine's write: its own change
     /// is newer, and wins everywhere; the other machine's next write wins in turn.

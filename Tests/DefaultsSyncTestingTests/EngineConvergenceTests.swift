@@ -6,7 +6,7 @@ import Testing
 /// Machines converge, through the in-memory server: a program (`DefaultsSyncTestingHelper`, see
 /// ``EngineMachine``) and other machines at the store's level on the same server. What
 /// `PostgresSyncTests` shows through PostgreSQL, on every machine.
-@Suite(.enabled(if: EngineMachine.isAvailable, "the helper is built with the tests"))
+@Suite(.enabled(if: EngineMachine.isAvailable, "the helper is built with the tests"), .mayBlock)
 struct EngineConvergenceTests {
     /// A program that never synced (no store) wrote two keys; its next run syncs. The value another
     /// machine wrote before, though older in real time, wins over the one never synced, which

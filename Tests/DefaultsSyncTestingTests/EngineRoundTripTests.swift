@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `Defaults.iCloud` through the in-memory store: a machine in a child process (a process has one
 /// `Defaults.iCloud`), another at the store's level on the same server.
-@Suite(.enabled(if: TestingMachine.isAvailable, "the helper is built with the tests"))
+@Suite(.enabled(if: TestingMachine.isAvailable, "the helper is built with the tests"), .mayBlock)
 struct EngineRoundTripTests {
     @Test func aReceivedRecordIsAppliedAndALocalWriteIsPushed() async throws {
         let machine = try await TestingMachine()

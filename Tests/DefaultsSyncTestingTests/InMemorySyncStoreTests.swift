@@ -7,6 +7,7 @@ import Testing
 /// The in-memory store keeps the contract of `DefaultsSyncStore` as PostgreSQL's store does: the
 /// last writer wins, changes numbered in the order they are stored, each push delivered to the
 /// other machines, and the failures a test asks for.
+@Suite(.mayBlock)
 struct InMemorySyncStoreTests {
     @Test func theLatestVersionOfEachKeyWinsAndAnOlderOneIsNotStored() async throws {
         let server = InMemorySyncServer()

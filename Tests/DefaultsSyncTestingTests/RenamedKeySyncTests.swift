@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A key renamed in a newer version of a program (`fontSize`, `migrating: .renamed(from:
 /// "textSize")`) reads the writes of machines still on the older version, which sync it under its
 /// former name, and pushes only its new name: the older version's record is never written over.
-@Suite(.enabled(if: TestingMachine.isAvailable, "the helper is built with the tests"))
+@Suite(.enabled(if: TestingMachine.isAvailable, "the helper is built with the tests"), .mayBlock)
 struct RenamedKeySyncTests {
     @Test func writesUnderTheFormerNameReachTheRenamedKey() async throws {
         let machine = try await TestingMachine()

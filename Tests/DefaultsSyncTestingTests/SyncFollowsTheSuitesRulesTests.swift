@@ -17,7 +17,7 @@ import Testing
 /// 4. A remote value the local key cannot read is kept aside, reported, never applied and never
 ///    answered (what `UnreadableRemoteValueTests` does not cover: a key holding its default, the
 ///    catch-up paths, a local value written offline).
-@Suite(.enabled(if: RuleMachine.isAvailable, "the helper is built with the tests"))
+@Suite(.enabled(if: RuleMachine.isAvailable, "the helper is built with the tests"), .mayBlock)
 struct SyncFollowsTheSuitesRulesTests {
     // MARK: 1. A registered default is never pushed; an older offline write never wins
 

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A value from another machine that the local key cannot read (another version of the program
 /// stores another type under the name) is kept aside: not applied, not answered, reported.
-@Suite(.enabled(if: TestingMachine.isAvailable, "the helper is built with the tests"))
+@Suite(.enabled(if: TestingMachine.isAvailable, "the helper is built with the tests"), .mayBlock)
 struct UnreadableRemoteValueTests {
     @Test func aValueOfAnotherTypeIsKeptAsideAndReported() async throws {
         let machine = try await TestingMachine()

@@ -6,7 +6,7 @@ import Testing
 /// the modules this package just built: no example in the documentation can drift from the API.
 /// A block is compiled with its catalog's module imported, after the blocks it names with
 /// `<!-- snippet: after … -->` (see `ReadmeSnippet`).
-@Suite("DocC article code blocks")
+@Suite("DocC article code blocks", .mayBlock)
 struct ArticleSnippetTests {
     static let snippets = ReadmeSnippet.fromArticles.snippets
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Every Swift block of the README compiles as written, on its own, in Swift 6 language mode,
 /// against the modules this package just built: the README cannot drift from the API.
-@Suite("README code blocks")
+@Suite("README code blocks", .mayBlock)
 struct ReadmeSnippetTests {
     static let snippets = ReadmeSnippet.fromReadme()
 

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The launcher every test target uses, on programs every Linux machine has.
-@Suite("ChildProcess")
+@Suite("ChildProcess", .mayBlock)
 struct ChildProcessTests {
     /// A shell script run as a child.
     private func shell(

@@ -3,7 +3,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite("polling")
+@Suite("polling", .mayBlock)
 struct PollingTests {
     /// A condition made true by another thread after a few looks.
     private final class Countdown: Sendable {

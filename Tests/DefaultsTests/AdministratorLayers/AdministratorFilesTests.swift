@@ -11,7 +11,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite("Administrator layers: changes and hostile files")
+@Suite("Administrator layers: changes and hostile files", .mayBlock)
 struct AdministratorFilesTests {
     @Test("A change to a vendor file reaches observers, as a change from another process")
     func vendorChangeIsObserved() async throws {

@@ -1,9 +1,10 @@
 @_spi(Testing) import Defaults
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Administrator layers: vendor defaults and managed values")
+@Suite("Administrator layers: vendor defaults and managed values", .mayBlock)
 struct AdministratorLayersTests {
     @Test("A vendor value is below the user's and above the code default; reset returns to it")
     func vendorDefaults() throws {
@@ -111,7 +112,7 @@ struct AdministratorLayersTests {
     }
 }
 
-@Suite("README: administrator layers")
+@Suite("README: administrator layers", .mayBlock)
 struct AdministratorLayersReadmeTests {
     @Test("The README's example, with the test's directories")
     func example() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// An administrator's value that its key cannot read is ignored, reported naming the file, and a
 /// read goes on to the next layer; writability follows what is enforced.
-@Suite("Administrator layers: values of the wrong type, writability")
+@Suite("Administrator layers: values of the wrong type, writability", .mayBlock)
 struct AdministratorTypeCheckTests {
     @Test("A managed value of the wrong type is ignored: the user's value is read and can be written")
     func wrongTypedManagedValueIsIgnored() throws {

@@ -10,7 +10,7 @@ import Glibc
 
 /// Every problem the library reports is one `DefaultsError`: its kind, where it happened and a
 /// message that names the cause.
-@Suite struct DefaultsErrorTests {
+@Suite(.mayBlock) struct DefaultsErrorTests {
     @Test func unreadableFileNamesTheFileAndTheBackup() throws {
         let directory = try FileSuiteTemporaryDirectory()
         try Data("not a plist".utf8).write(to: directory.fileURL())

@@ -16,7 +16,7 @@ private final class Tally: Codable, Defaults.Serializable {
 /// One key observed from many tasks at once while many tasks write it: every observer ends on the
 /// last value, for a value type (observers share one broadcast) and a class (each has its own
 /// observation).
-@Suite("One key observed from many tasks")
+@Suite("One key observed from many tasks", .mayBlock)
 struct ManyTasksObservationTests {
     static let observers = 30
     static let writes = 40

@@ -1,9 +1,10 @@
 import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 /// Foundation on Linux loses values that were not synchronized; writes through the library must not.
-@Suite("UserDefaults persistence")
+@Suite("UserDefaults persistence", .mayBlock)
 struct UserDefaultsPersistenceTests {
     @Test func valueWrittenWithoutSynchronizeSurvivesNormalExit() throws {
         let suite = "swift-defaults-tests-\(UUID().uuidString)"

@@ -2,6 +2,7 @@ import Defaults
 import DefaultsPropertyList
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// Every door a write comes through, over every kind of suite: the same rules, the same reports.
@@ -9,7 +10,7 @@ import Testing
 /// changes nothing (not the other values written with it); a key the administrator enforces is
 /// one `DefaultsError` of kind `managedKey`; a value that changes posts one change event; an
 /// observer or a problem handler that flushes, reloads and writes does not stop the write.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .mayBlock)
 struct WriteDoorsTests {
     /// A type whose bridge can refuse: `isStorable: false` has no stored form.
     struct Note: Hashable, Defaults.Serializable {

@@ -7,7 +7,7 @@ import Testing
 
 /// The write scheduler both persistent suites use, on a store that counts, holds and fails its
 /// writes.
-@Suite("write scheduler")
+@Suite("write scheduler", .mayBlock)
 struct WriteSchedulerTests {
     @Test func changesWaitForOneWriteThatTakesThemAll() throws {
         let ledger = WriteLedger()

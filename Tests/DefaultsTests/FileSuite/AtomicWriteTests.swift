@@ -11,7 +11,7 @@ import Glibc
 /// The durable replace under every flush: a temporary file in the suite's directory, written and
 /// synced, renamed over the file, and the directory synced. A crash at any moment leaves the old
 /// file or the new one, never a part of one.
-@Suite("Atomic file write")
+@Suite("Atomic file write", .mayBlock)
 struct AtomicWriteTests {
     /// What a writer killed in the middle of its write leaves: the old file whole, and its
     /// temporary file cut short. The partial file is never read, and the next flush removes it.

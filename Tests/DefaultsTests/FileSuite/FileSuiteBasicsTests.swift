@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("FileSuite basics")
+@Suite("FileSuite basics", .mayBlock)
 struct FileSuiteBasicsTests {
     @Test func writesAreVisibleAtOnceAndDurableAfterFlush() throws {
         let directory = try FileSuiteTemporaryDirectory()

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("FileSuite durability")
+@Suite("FileSuite durability", .mayBlock)
 struct FileSuiteCrashTests {
     /// R2: a writer that flushes in a loop, killed with SIGKILL at random moments 200 times. After
     /// each kill the file parses and holds a prefix of the writes: every acknowledged one, and at

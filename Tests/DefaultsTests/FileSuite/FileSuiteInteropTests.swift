@@ -1,9 +1,10 @@
 @_spi(Testing) import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 /// Foundation's `UserDefaults` and the file suite read each other's files, in real processes.
-@Suite("FileSuite interop with Foundation")
+@Suite("FileSuite interop with Foundation", .mayBlock)
 struct FileSuiteInteropTests {
     static func expectedSample() throws -> String {
         let result = try TestHelper.run(["sample-describe"])

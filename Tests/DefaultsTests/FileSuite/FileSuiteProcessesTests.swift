@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// Several processes on one suite.
-@Suite("FileSuite across processes")
+@Suite("FileSuite across processes", .mayBlock)
 struct FileSuiteProcessesTests {
     /// R1: 4 processes write 2,500 distinct keys each, at once; all 10,000 are kept.
     @Test func concurrentWritersLoseNoKeys() throws {

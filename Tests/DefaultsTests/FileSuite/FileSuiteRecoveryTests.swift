@@ -11,7 +11,7 @@ import Glibc
 
 /// R3/R4/R5: damaged files and failing writes never crash, are reported, keep the original, and
 /// leave the suite serving defaults and in-memory values.
-@Suite("FileSuite bad files")
+@Suite("FileSuite bad files", .mayBlock)
 struct FileSuiteRecoveryTests {
     struct DamagedFile: CustomTestStringConvertible, Sendable {
         var name: String

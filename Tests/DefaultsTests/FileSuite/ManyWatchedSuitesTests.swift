@@ -6,7 +6,7 @@ import Testing
 
 /// The kernel allows a user 128 inotify instances (`fs.inotify.max_user_instances`), across all of
 /// their processes. Suites share one, so a process may watch any number of suites.
-@Suite("many watched suites")
+@Suite("many watched suites", .mayBlock)
 struct ManyWatchedSuitesTests {
     static let inotifyInstanceLimit: Int? =
         (try? String(

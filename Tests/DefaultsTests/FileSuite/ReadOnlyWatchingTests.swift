@@ -5,7 +5,7 @@ import Testing
 
 /// A program that only reads (no observer, no write) starts no watcher while it is young, and
 /// sees other processes' changes once it has lived past the suite's watching delay.
-@Suite("FileSuite watching a program that only reads")
+@Suite("FileSuite watching a program that only reads", .mayBlock)
 struct ReadOnlyWatchingTests {
     @Test func aReaderSeesAnotherProcesssWriteOnceItReadsAfterTheDelay() async throws {
         let directory = try FileSuiteTemporaryDirectory()

@@ -1,5 +1,6 @@
 import Defaults
 import Foundation
+import TestSupport
 import Testing
 
 private struct Profile: Codable, Hashable, Defaults.Serializable {
@@ -12,7 +13,7 @@ private enum Theme: String, Defaults.Serializable {
 }
 
 extension Integrations {
-    @Suite struct LaunchArgumentsTests {
+    @Suite(.mayBlock) struct LaunchArgumentsTests {
         @Test func encodesXMLFragments() throws {
             let suite = InMemorySuite()
             var overrides = Defaults.LaunchArguments()

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Migrations between processes")
+@Suite("Migrations between processes", .mayBlock)
 struct MigrationProcessesTests {
     private static func oldValues(count: Int) -> [String: Any] {
         var values: [String: Any] = [:]

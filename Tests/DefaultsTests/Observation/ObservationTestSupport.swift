@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Every observation test, grouped so that `--filter Observation` selects them.
-@Suite("Observation")
+@Suite("Observation", .mayBlock)
 enum ObservationTests {}
 
 /// The suites every observation test runs on: those of ``SuiteKind`` and the file-backed suite.

@@ -6,7 +6,7 @@ import Testing
 
 /// A flush encodes only the entries that changed since the last one; the file must still be
 /// exactly the full encoding of the suite's values, whatever happened in between.
-@Suite("Incremental flush")
+@Suite("Incremental flush", .mayBlock)
 struct IncrementalFlushTests {
     /// The file's bytes against a full encoding of what the suite holds.
     private func expectFileIsFullEncoding(

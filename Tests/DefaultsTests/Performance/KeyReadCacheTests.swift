@@ -6,7 +6,7 @@ import Testing
 
 /// A key keeps the value it read last while its suite's generation is unchanged. These tests
 /// show that it never serves a value that a read of the suite would not return.
-@Suite("Key read cache")
+@Suite("Key read cache", .mayBlock)
 struct KeyReadCacheTests {
     /// The suites that number their states, and so let keys cache.
     enum CachingSuiteKind: String, CaseIterable, CustomTestStringConvertible {

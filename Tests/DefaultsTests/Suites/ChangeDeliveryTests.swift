@@ -8,7 +8,7 @@ import Testing
 /// Every change is posted once, naming the keys whose read value changed, with where it came
 /// from: the store's edits (a file found changed by a reload or by a write) and the suites that
 /// resolve their own values (`UserDefaultsSuite`, a suite of the application's own) alike.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(1)), .mayBlock)
 struct ChangeDeliveryTests {
     @Test("A reload posts another process's change once, as otherProcess; keys it cannot be read under are left out")
     func reloadPostsThroughTheStore() async throws {

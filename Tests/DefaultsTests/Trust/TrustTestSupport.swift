@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -7,6 +8,7 @@ import Glibc
 
 /// The trust tests: each reproduces one way the file-backed suite lost a value, hung, wrote where
 /// it should not, or stopped the host program.
+@Suite(.mayBlock)
 enum Trust {}
 
 /// What is at `path` itself (not following a link): `S_IFREG`, `S_IFLNK`…; `nil` if nothing.
