@@ -86,6 +86,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The most database connections of this instance (default 20).") var databaseConnections: String?
     @Option(help: "The most database connections one user's requests hold at once (default: a quarter of the pool).")
     var maxUserDatabaseConnections: String?
+    @Option(help: "Bytes a second of answers to one user's reads on this instance, on average (default 2097152).")
+    var maxUserReadBytesPerSecond: String?
+    @Option(help: "Bytes a second one user's pushes fan out on this instance, on average (default 2097152).")
+    var maxUserPushBytesPerSecond: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info).") var logLevel: String?
 
     func run() async throws {
@@ -133,6 +137,14 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("--max-user-database-connections must be from 1 to --database-connections")
             }
             configuration.userDatabaseConnections = share
+        }
+        configuration.userReadBytesPerSecond = try number(
+            maxUserReadBytesPerSecond, "MAX_USER_READ_BYTES_PER_SECOND", default: configuration.userReadBytesPerSecond)
+        configuration.userPushBytesPerSecond = try number(
+            maxUserPushBytesPerSecond, "MAX_USER_PUSH_BYTES_PER_SECOND", default: configuration.userPushBytesPerSecond)
+        guard configuration.userReadBytesPerSecond > 0, configuration.userPushBytesPerSecond > 0 else {
+            throw ValidationError(
+                "--max-user-read-bytes-per-second and --max-user-push-bytes-per-second must be positive")
         }
         configuration.outboxBytes = try number(maxOutboxBytes, "MAX_OUTBOX_BYTES", default: configuration.outboxBytes)
         guard configuration.outboxBytes >= 1024 else {

@@ -368,9 +368,72 @@ struct FairnessTests {
         #expect(admission.refusal(of: device(101, user: "other"), now: start) == nil)
     }
 
+    /// A user's pushes are charged what they fan out (their records once for each of the
+    /// namespace's devices): past the user's rate, the next push waits, and another user's push is
+    /// answered meanwhile.
+    @Test(.timeLimit(.minutes(2)))
+    func aUsersPushesAreAdmittedAtTheRateOfWhatTheyFanOut() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        // 100 bytes a second, 400 at once: the first push below fans out some 2,000 (1,000 to each
+        // of two devices), so the second waits some 16 s.
+        let server = try await SyncServerProcess(
+            database: cluster.url, keyFile: key.path, options: ["--max-user-push-bytes-per-second", "100"])
+        let token = try await key.token(user: "pusher")
+        let stop = Flag()
+        let welcomed = Tally()
+        let listening = Task {
+            try await RawDevice.connect(server.url, token: token, deadline: .seconds(100)) { inbound, outbound in
+                var iterator = inbound.messages(maxSize: 1 << 24).makeAsyncIterator()
+                _ = try await RawDevice.next(&iterator)
+                welcomed.increment()
+                while !stop.isRaised { try await Task.sleep(for: .milliseconds(20)) }
+                try await outbound.close(.normalClosure, reason: nil)
+                return []
+            }
+        }
+        defer { stop.raise() }
+        try await waitUntil("the namespace's second device welcomed") { welcomed.value == 1 }
+
+        let firstAnswered = Flag()
+        let secondAnswered = Flag()
+        let pushing = Task {
+            try await RawDevice.connect(server.url, token: token, deadline: .seconds(100)) { inbound, outbound in
+                var iterator = inbound.messages(maxSize: 1 << 24).makeAsyncIterator()
+                _ = try await RawDevice.next(&iterator)
+                for (id, answered) in [(1, firstAnswered), (2, secondAnswered)] {
+                    let records = (0..<100).map {
+                        WireRecord(key: "k\($0)", value: Data("pushed".utf8), wall: Int64(id), counter: 0, origin: "p")
+                    }
+                    try await outbound.write(
+                        .text(try SyncProtocol.encode(DeviceMessage(id: id, kind: .push, records: records))))
+                    while let message = try await RawDevice.next(&iterator), message.id != id {}
+                    answered.raise()
+                }
+                try await outbound.close(.normalClosure, reason: nil)
+                return []
+            }
+        }
+        defer { pushing.cancel() }
+        try await waitUntil("the first push answered") { firstAnswered.isRaised }
+
+        let other = try await SlowConsumerTests.ask(
+            server.url, token: try await key.token(user: "other"),
+            [
+                DeviceMessage(
+                    id: 1, kind: .push,
+                    records: [WireRecord(key: "k", value: Data("v".utf8), wall: 1, counter: 0, origin: "o")])
+            ])
+        #expect(other.map(\.kind) == [.reply], "another user's push is answered at once")
+        #expect(!secondAnswered.isRaised, "the second push was admitted before its user's rate allowed it")
+        stop.raise()
+        _ = try await listening.value
+    }
+
     @Test func aUsersReadsAreAdmittedAtTheirRateOfBytes() {
         let start = ContinuousClock.now
-        let budget = ReadBytesBudget(bytesPerSecond: 1_000_000, now: start)
+        let budget = BytesBudget(bytesPerSecond: 1_000_000, now: start)
         // A burst of four seconds' worth passes at once.
         #expect(budget.admit("u", now: start) == .admitted(estimate: 0))
         budget.settle("u", estimate: 0, cost: 5_000_000, now: start)

@@ -82,6 +82,11 @@ actor ChangeFanout: Service {
         return true
     }
 
+    /// How many devices of `owner`'s are connected to this instance: to each, a change is written.
+    func deviceCount(of owner: Owner) -> Int {
+        groups[owner.tag]?.devices.count ?? 0
+    }
+
     func leave(_ device: DeviceOutbox, owner: Owner) {
         let tag = owner.tag
         groups[tag]?.devices[device.id] = nil

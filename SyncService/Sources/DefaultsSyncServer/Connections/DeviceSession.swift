@@ -16,8 +16,10 @@ struct DeviceSession {
     let fanout: ChangeFanout
     let limits: ServiceLimits
     let outboxBounds: DeviceOutbox.Bounds
-    /// The user's reads, admitted at a bounded rate of bytes.
-    let reads: ReadBytesBudget
+    /// The user's reads, admitted at a bounded rate of bytes of their answers.
+    let reads: BytesBudget
+    /// The user's pushes, admitted at a bounded rate of bytes of what they fan out.
+    let pushes: BytesBudget
     /// The devices closed as slow consumers lately, asked to wait before they connect again.
     let reconnections: ReconnectionAdmission
     let metrics: ServerMetrics
@@ -250,7 +252,7 @@ struct DeviceSession {
                 let (stamps, more) = try await reads.withAdmission(of: owner.user) {
                     try await storage.stamps(of: owner, afterKey: request.afterKey, limit: request.limit)
                 } cost: {
-                    ReadBytesBudget.cost(of: $0.stamps)
+                    BytesBudget.cost(of: $0.stamps)
                 }
                 // `more` only to a device that asked for pages: one older than paging got them all.
                 return ServerMessage(
@@ -259,18 +261,25 @@ struct DeviceSession {
                 let records = try await reads.withAdmission(of: owner.user) {
                     try await storage.records(of: owner, keys: request.keys ?? [])
                 } cost: {
-                    ReadBytesBudget.cost(of: $0)
+                    BytesBudget.cost(of: $0)
                 }
                 return ServerMessage(kind: .reply, id: request.id, records: records)
             case .changes:
                 let (records, more, latest) = try await reads.withAdmission(of: owner.user) {
                     try await storage.changes(of: owner, after: request.after ?? 0)
                 } cost: {
-                    ReadBytesBudget.cost(of: $0.records)
+                    BytesBudget.cost(of: $0.records)
                 }
                 return ServerMessage(kind: .reply, id: request.id, latest: latest, records: records, more: more)
             case .push:
-                let refused = try await storage.push(request.records ?? [], of: owner)
+                let records = request.records ?? []
+                // What it costs the instance: its records written to each of the owner's devices.
+                let fanOut = BytesBudget.cost(of: records) * max(1, await fanout.deviceCount(of: owner))
+                let refused = try await pushes.withAdmission(of: owner.user) {
+                    try await storage.push(records, of: owner)
+                } cost: { _ in
+                    fanOut
+                }
                 if !refused.isEmpty {
                     metrics.refused(refused.count)
                     logger.info("refused \(refused.count) record(s) of \(owner)")

@@ -47,7 +47,8 @@ public enum SyncServer {
             userShare: UserDatabaseShare(
                 connections: configuration.userDatabaseShare, userConnections: configuration.limits.userConnections),
             logger: logger)
-        let reads = ReadBytesBudget(bytesPerSecond: configuration.userReadBytesPerSecond)
+        let reads = BytesBudget(bytesPerSecond: configuration.userReadBytesPerSecond)
+        let pushes = BytesBudget(bytesPerSecond: configuration.userPushBytesPerSecond)
         let reconnections = ReconnectionAdmission(
             backOff: ReconnectionAdmission.BackOff(
                 first: configuration.slowConsumerBackOff.lowerBound,
@@ -116,7 +117,7 @@ public enum SyncServer {
                     case .success(let claims):
                         let session = DeviceSession(
                             claims: claims, tokenRefusedFrom: tokens.policy.refusedFrom(claims), storage: storage,
-                            fanout: fanout, limits: limits, outboxBounds: outboxBounds, reads: reads,
+                            fanout: fanout, limits: limits, outboxBounds: outboxBounds, reads: reads, pushes: pushes,
                             reconnections: reconnections, metrics: metrics,
                             channel: channel, client: address, logger: logger)
                         try await session.run(inbound: inbound, outbound: outbound)
@@ -178,7 +179,8 @@ public enum SyncServer {
             + "requests within \(configuration.idleTimeout.components.seconds) s, "
             + "\(configuration.databaseConnections) database connections, "
             + "\(configuration.userDatabaseShare) per user, "
-            + "reads \(configuration.userReadBytesPerSecond) B/s per user"
+            + "reads \(configuration.userReadBytesPerSecond) B/s and pushes \(configuration.userPushBytesPerSecond) B/s "
+            + "per user"
     }
 
     /// `GET /metrics` alone, on an address of its own.

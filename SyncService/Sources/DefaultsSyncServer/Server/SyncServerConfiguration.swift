@@ -41,6 +41,12 @@ public struct SyncServerConfiguration: Sendable {
     /// connection, while the user has read more. A device catching up on a namespace is answered at
     /// once; one that asks for large pages again and again, a few pages a second.
     public var userReadBytesPerSecond = 2_097_152
+    /// Bytes a second of what one user's pushes fan out on this instance (each push's records once
+    /// for each of its namespace's devices connected here), on average, and four seconds of it at once: a
+    /// push waits, holding no database connection, while the user has pushed more. A device's
+    /// ordinary writes pass at once; a user pushing large batches to many devices without end is
+    /// answered a few batches a second, and the others' deliveries stay quick.
+    public var userPushBytesPerSecond = 2_097_152
     /// How long a device closed as a slow consumer is asked to wait before it connects again (in its
     /// close frame, `retry after N s`): the lower bound after a first close, doubled for each more
     /// (a close, or a connection before the wait is over, which is refused as `try again later`),

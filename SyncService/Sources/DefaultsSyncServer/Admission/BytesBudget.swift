@@ -1,14 +1,16 @@
 import DefaultsSyncProtocol
 import Synchronization
 
-/// Admits each user's reads (`stamps`, `records` and `changes`, whose answers can be as large as
-/// their namespace) at a bounded rate of bytes, on this instance: ``bytesPerSecond`` on average,
-/// up to ``burstBytes`` at once. A read waits, holding nothing shared (no pooled connection), while
-/// the user's account is overdrawn; it is charged, as it is admitted, what the user's last read
-/// cost, and then what its own answer cost. So a user whose devices ask for large pages again and
-/// again is answered a few pages a second, and a storm of them costs the others little; a device
-/// catching up on a namespace is answered at once.
-final class ReadBytesBudget: Sendable {
+/// Admits each user's costly requests of one kind at a bounded rate of bytes, on this instance:
+/// ``bytesPerSecond`` on average, up to ``burstBytes`` at once. The server keeps one for reads
+/// (`stamps`, `records` and `changes`, charged their answers, which can be as large as the
+/// namespace) and one for pushes (charged what they fan out: their records once for each of the
+/// owner's devices connected to the instance). A request waits, holding nothing shared (no pooled connection), while the
+/// user's account is overdrawn; it is charged, as it is admitted, what the user's last request of
+/// the kind cost, and then what its own cost. So a user whose devices ask for large pages, or push
+/// large batches to many devices, again and again is answered a few a second, and a storm of them
+/// costs the others little; a device catching up on a namespace is answered at once.
+final class BytesBudget: Sendable {
     private struct Account {
         var balance: Double
         var last: ContinuousClock.Instant
@@ -33,9 +35,9 @@ final class ReadBytesBudget: Sendable {
         state = Mutex(State(lastSweep: now))
     }
 
-    /// Runs `read` once `user`'s account allows it, and charges it `cost` of its answer.
+    /// Runs `request` once `user`'s account allows it, and charges it `cost` of its outcome.
     func withAdmission<Value>(
-        of user: String, _ read: () async throws -> Value, cost: (Value) -> Int
+        of user: String, _ request: () async throws -> Value, cost: (Value) -> Int
     ) async throws -> Value {
         var admitted: Int?
         while admitted == nil {
@@ -46,7 +48,7 @@ final class ReadBytesBudget: Sendable {
         }
         let estimate = admitted ?? 0
         do {
-            let value = try await read()
+            let value = try await request()
             settle(user, estimate: estimate, cost: cost(value))
             return value
         } catch {
@@ -62,8 +64,8 @@ final class ReadBytesBudget: Sendable {
         case wait(Duration)
     }
 
-    /// Admits one read of `user`'s at `now` (charging it the estimate), or says how long until the
-    /// account allows one.
+    /// Admits one request of `user`'s at `now` (charging it the estimate), or says how long until
+    /// the account allows one.
     func admit(_ user: String, now: ContinuousClock.Instant = .now) -> Admission {
         state.withLock { state in
             // Forgets, at most once a second, the accounts refilled to the full burst.
@@ -82,7 +84,7 @@ final class ReadBytesBudget: Sendable {
         }
     }
 
-    /// Charges an admitted read its `cost` instead of the `estimate` it was charged.
+    /// Charges an admitted request its `cost` instead of the `estimate` it was charged.
     func settle(_ user: String, estimate: Int, cost: Int, now: ContinuousClock.Instant = .now) {
         state.withLock { state in
             var account = refilled(state.accounts[user] ?? Account(balance: burstBytes, last: now), at: now)
