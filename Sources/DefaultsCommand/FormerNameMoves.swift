@@ -4,8 +4,9 @@ import DefaultsSchema
 /// What `defaults migrate` does to a domain's values: each value stored under a former name of a
 /// key of the domain's schema (`KeySchema.formerNames`) moves to the key's name when the key's
 /// name holds none and the key reads the value as it is (of the key's stored type). A value that
-/// needs converting stays under its former name: only the program knows its conversion, and
-/// moves it when it declares the key.
+/// needs converting stays under its former name, as does every value of a former name the program
+/// converts with a closure of its own (`KeySchema.formerNamesConvertedByProgram`): only the program
+/// knows its conversion, and moves it when it declares the key.
 ///
 /// As the library (`Defaults.Migration`): the newest former name holding a value is the one
 /// moved, and a value of the key's own wins. Stricter than it: a former name that is a key of
@@ -47,6 +48,11 @@ struct FormerNameMoves: Equatable {
                     keep(formerName, of: key.name, because: "\(key.name) has a value")
                 } else if moved {
                     keep(formerName, of: key.name, because: "a newer name's value moves to \(key.name)")
+                } else if key.formerNamesConvertedByProgram?.contains(formerName) == true {
+                    // Of the key's type or not, only the program's closure says what it becomes
+                    // (and whether it is refused).
+                    keep(formerName, of: key.name, because: "the program converts it")
+                    moved = true
                 } else if let type = key.type, let value = values[formerName],
                     !KeySchema.fits(SchemaValue(value).storedType, type)
                 {

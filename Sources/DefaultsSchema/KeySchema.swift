@@ -23,6 +23,11 @@ public struct KeySchema: Sendable, Hashable, Codable {
     /// `migrating:`), whose values the program moves to ``name``; `nil` when it was never
     /// renamed. Absent from schemas written before it existed, which decode as before.
     public var formerNames: [String]?
+    /// Those of ``formerNames`` whose values the program converts with a closure of its own
+    /// (`.converted(from:as:_:)`), which no other reader of the schema has: the `defaults`
+    /// command leaves their values for the program to move. `nil` when there are none; absent
+    /// from schemas written before it existed, whose former names were all taken as renames.
+    public var formerNamesConvertedByProgram: [String]?
 
     /// Creates a key's schema.
     public init(

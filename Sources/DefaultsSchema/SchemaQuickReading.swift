@@ -46,6 +46,7 @@ extension KeySchema {
         var description: String?
         var allowedValues: AllowedValues?
         var formerNames: [String]?
+        var formerNamesConvertedByProgram: [String]?
         for member in members {
             let value = member.value
             // A member this version does not know is passed over, as the synthesized decoding does.
@@ -78,7 +79,7 @@ extension KeySchema {
                 if case .null = value { continue }
                 guard let allowed = AllowedValues(quick: value) else { return nil }
                 allowedValues = allowed
-            case "formerNames":
+            case "formerNames", "formerNamesConvertedByProgram":
                 if case .null = value { continue }
                 guard case .array(let elements) = value else { return nil }
                 var names: [String] = []
@@ -87,7 +88,11 @@ extension KeySchema {
                     guard case .string(let string) = element else { return nil }
                     names.append(string)
                 }
-                formerNames = names
+                if member.name == "formerNames" {
+                    formerNames = names
+                } else {
+                    formerNamesConvertedByProgram = names
+                }
             default: continue
             }
         }
@@ -96,6 +101,7 @@ extension KeySchema {
             name: name, type: type, swiftType: swiftType, defaultValue: defaultValue,
             isDefaultDynamic: isDefaultDynamic, description: description, allowedValues: allowedValues,
             iCloud: iCloud, formerNames: formerNames)
+        self.formerNamesConvertedByProgram = formerNamesConvertedByProgram
     }
 }
 

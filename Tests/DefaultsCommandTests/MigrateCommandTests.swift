@@ -63,6 +63,29 @@ struct MigrateCommandTests {
         #expect(values["fontSize"] == nil && values["accentColor"] == nil)
     }
 
+    /// An integer fits a floating-point key as it is, but the program converts `loudness` with a
+    /// closure of its own (a percentage, refused outside 0...100): moved as it is, -5 would be read
+    /// as a volume the program never allows.
+    @Test("A former name the program converts with its own closure stays, even with a value of the key's type")
+    func valuesTheProgramConvertsStay() throws {
+        let sandbox = try Self.sandbox(storing: ["loudness": -5, "textSize": 14])
+        let schema = try DomainSchema.decode(
+            from: Data(
+                contentsOf: sandbox.dataHome.appendingPathComponent("defaults/schemas/\(Self.domain).json")))
+        let volume = try #require(schema.keys.first { $0.name == "volume" })
+        #expect(volume.formerNames == ["loudness"])
+        #expect(volume.formerNamesConvertedByProgram == ["loudness"])
+        #expect(schema.keys.first { $0.name == "fontSize" }?.formerNamesConvertedByProgram == nil)
+
+        let result = try sandbox.run("migrate", Self.domain)
+        #expect(result.status == 0, "\(result)")
+        #expect(
+            result.output == "textSize -> fontSize\nloudness kept (the program converts it), not moved to volume\n")
+        let values = try sandbox.storedValues(Self.domain)
+        #expect(values["loudness"] as? Int == -5)
+        #expect(values["volume"] == nil)
+    }
+
     @Test("The new name wins, and only the newest former name moves: every other value stays, printed as kept")
     func kept() throws {
         let stored: [String: Any] = ["fontSize": 20, "textSize": 14, "tint": "green", "color": "red"]

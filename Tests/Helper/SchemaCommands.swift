@@ -10,7 +10,8 @@ enum SchemaCommands {
 
     /// `schema-export DIR NAME [--release 2|3]`: declares the keys of release 1 (and those added in
     /// release 2, or the renamed keys of release 3: `fontSize` was `textSize`, `accentColor` was
-    /// `tint`, and `color` before it), reads each, exports the schema and prints its path.
+    /// `tint`, and `color` before it, and `volume` was `loudness`, a percentage the program's own
+    /// closure converts), reads each, exports the schema and prints its path.
     static func export(_ arguments: [String]) {
         let suite = FileSuiteCommands.suite(arguments)
         let release = arguments.firstIndex(of: "--release").flatMap { arguments.dropFirst($0 + 1).first }
@@ -21,7 +22,12 @@ enum SchemaCommands {
             Defaults.Key<Palette>(
                 "theme", default: .system, suite: suite, description: "The colors of the window.",
                 choices: [.light, .dark, .system]),
-            Defaults.Key<Double>("volume", default: 0.5, suite: suite, description: "How loud.", range: 0...1),
+            Defaults.Key<Double>(
+                "volume", default: 0.5, suite: suite, description: "How loud.", range: 0...1,
+                migrating: release == "3"
+                    ? .converted(from: "loudness", as: Int.self) { percent in
+                        (0...100).contains(percent) ? Double(percent) / 100 : nil
+                    } : nil),
             Defaults.Key<String?>("nickname", suite: suite, iCloud: true, description: "What to call the user."),
             Defaults.Key<Bool>("showsToolbar", default: true, suite: suite),
         ]

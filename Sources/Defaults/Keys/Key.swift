@@ -156,17 +156,18 @@ extension Defaults {
         /// The key as its schema shows it, with its `meaning` (which only the registry keeps).
         func schema(meaning: KeyMeaning, iCloud: Bool) -> KeySchema {
             let defaultValue = staticDefaultStoredForm.flatMap(SchemaValue.init(storedObject:))
-            return KeySchema(
-                name: name,
-                type: defaultValue?.storedType ?? inferredStoredType(of: Value.self),
-                swiftType: String(reflecting: Value.self),
-                defaultValue: defaultValue,
-                isDefaultDynamic: isDefaultValueDynamic,
-                description: meaning.description,
-                allowedValues: meaning.allowedValues,
-                iCloud: iCloud,
-                formerNames: meaning.schemaFormerNames
-            )
+            return meaning.completing(
+                KeySchema(
+                    name: name,
+                    type: defaultValue?.storedType ?? inferredStoredType(of: Value.self),
+                    swiftType: String(reflecting: Value.self),
+                    defaultValue: defaultValue,
+                    isDefaultDynamic: isDefaultValueDynamic,
+                    description: meaning.description,
+                    allowedValues: meaning.allowedValues,
+                    iCloud: iCloud,
+                    formerNames: meaning.schemaFormerNames
+                ))
         }
 
         /// Creates a key with a static default value in a `UserDefaults` suite.

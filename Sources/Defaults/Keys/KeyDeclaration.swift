@@ -24,10 +24,11 @@ extension Defaults {
         public var schema: KeySchema {
             // A key that is gone is described by what its declaration knows.
             makeSchema()
-                ?? KeySchema(
-                    name: name, type: inferredStoredType(of: valueType), swiftType: String(reflecting: valueType),
-                    defaultValue: nil, description: meaning.description, allowedValues: meaning.allowedValues,
-                    iCloud: iCloud, formerNames: meaning.schemaFormerNames)
+                ?? meaning.completing(
+                    KeySchema(
+                        name: name, type: inferredStoredType(of: valueType), swiftType: String(reflecting: valueType),
+                        defaultValue: nil, description: meaning.description, allowedValues: meaning.allowedValues,
+                        iCloud: iCloud, formerNames: meaning.schemaFormerNames))
         }
         /// The key's schema while the key exists.
         let makeSchema: @Sendable () -> KeySchema?

@@ -21,4 +21,17 @@ struct KeyMeaning: Sendable {
         guard let names = migration?.formerNames, !names.isEmpty else { return nil }
         return names
     }
+
+    /// The former names only the program converts, as the schema lists them: `nil` when none.
+    var schemaFormerNamesConvertedByProgram: [String]? {
+        guard let names = migration?.formerNamesConvertedByProgram, !names.isEmpty else { return nil }
+        return names
+    }
+
+    /// `schema` with what this meaning adds to a key's own description of itself.
+    func completing(_ schema: KeySchema) -> KeySchema {
+        var schema = schema
+        schema.formerNamesConvertedByProgram = schemaFormerNamesConvertedByProgram
+        return schema
+    }
 }

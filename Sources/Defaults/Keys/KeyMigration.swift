@@ -26,6 +26,9 @@ struct KeyMigration: Sendable {
     private let currentForm: any StoredFormConversion
     /// The names the key was stored under, newest first, for its schema.
     let formerNames: [String]
+    /// Those of ``formerNames`` whose values only the program's own closure converts, for its
+    /// schema (``KeySchema/formerNamesConvertedByProgram``).
+    let formerNamesConvertedByProgram: [String]
     private let changesTypeInPlace: Bool
 
     init<Value: Defaults.Serializable>(name: String, migration: Defaults.Migration<Value>) {
@@ -39,6 +42,9 @@ struct KeyMigration: Sendable {
         currentForm = TypedStoredFormConversion(conversion: AsStored<Value>())
         var seen = Set<String>()
         formerNames = steps.compactMap(\.formerName).filter { seen.insert($0).inserted }
+        let byProgram = Set(
+            zip(steps, migration.steps).filter { $0.1.conversion.isTheProgramsOwn }.compactMap { $0.0.formerName })
+        formerNamesConvertedByProgram = formerNames.filter(byProgram.contains)
         changesTypeInPlace = steps.contains { $0.formerName == nil }
     }
 

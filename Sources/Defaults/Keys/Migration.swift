@@ -121,6 +121,13 @@ extension Defaults {
 protocol MigrationConversion<Value>: Sendable {
     associatedtype Value: Defaults.Serializable
     func value(from object: Any) -> Value?
+    /// Whether only the program can convert (a closure of its own): the schema says so, and the
+    /// `defaults` command leaves such a value for the program.
+    var isTheProgramsOwn: Bool { get }
+}
+
+extension MigrationConversion {
+    var isTheProgramsOwn: Bool { false }
 }
 
 /// The conversions that need no closure (``Defaults/Migration/renamed(from:_:)``,
@@ -134,6 +141,8 @@ struct StandardConversion<Value: Defaults.Serializable>: MigrationConversion {
 /// A program's conversion from the `Old` type (``Defaults/Migration/converted(from:as:_:)``).
 struct ClosureConversion<Old: Defaults.Serializable, Value: Defaults.Serializable>: MigrationConversion {
     let convert: @Sendable (Old) -> Value?
+
+    var isTheProgramsOwn: Bool { true }
 
     func value(from object: Any) -> Value? {
         Old.value(fromStoredForm: object).flatMap(convert)
