@@ -13,7 +13,7 @@ public enum Fixtures {
     }
 
     /// 10,000 keys of mixed, realistic values (numbers, flags, short strings, dates, small
-    /// arrays), about the size of the 450 KB file Foundation was first measured with (ARCHITECTURE.md).
+    /// arrays): the suite of P4, P5 and P7 (ARCHITECTURE.md's targets), some 640 KB as XML.
     public static var tenThousandValues: [String: Any] { values(count: 10_000) }
 
     /// `count` keys of the mix of ``tenThousandValues``.
