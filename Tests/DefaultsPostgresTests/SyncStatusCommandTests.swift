@@ -329,7 +329,7 @@ struct PostgresSyncStatusCommandTests {
         let port = try PostgresCluster.freePort()
         for url in ["postgres://defaults:secret@127.0.0.1:\(port)/db?sslmode=disable", "ws://127.0.0.1:\(port)"] {
             let environment = [
-                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": StatusCommand.unsignedToken,
+                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": unsignedToken,
                 "DEFAULTS_SYNC_NAMESPACE": "", "XDG_CONFIG_HOME": directory.url.path,
             ]
             let (result, report) = try StatusCommand.json(environment)
@@ -350,7 +350,7 @@ struct PostgresSyncStatusCommandTests {
         let urls = ["postgres://defaults@127.0.0.1:\(silent.port)/db?sslmode=disable", "ws://127.0.0.1:\(silent.port)"]
         for url in urls {
             let environment = [
-                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": StatusCommand.unsignedToken,
+                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": unsignedToken,
                 "DEFAULTS_SYNC_NAMESPACE": "", "XDG_CONFIG_HOME": directory.url.path,
             ]
             let (result, report) = try StatusCommand.json(environment, arguments: ["--timeout", "2"])
@@ -374,7 +374,7 @@ struct PostgresSyncStatusCommandTests {
         ]
         for (url, kind, says) in cases {
             let environment = [
-                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": StatusCommand.unsignedToken,
+                "DEFAULTS_SYNC_URL": url, "DEFAULTS_SYNC_TOKEN": unsignedToken,
                 "XDG_CONFIG_HOME": directory.url.path,
             ]
             let (result, report) = try StatusCommand.json(environment)
@@ -409,13 +409,13 @@ struct PostgresSyncStatusCommandTests {
         }
         // The token's namespace must be the one asked for.
         let mismatch = try StatusCommand.json([
-            "DEFAULTS_SYNC_URL": "ws://127.0.0.1:\(port)", "DEFAULTS_SYNC_TOKEN": StatusCommand.unsignedToken,
+            "DEFAULTS_SYNC_URL": "ws://127.0.0.1:\(port)", "DEFAULTS_SYNC_TOKEN": unsignedToken,
             "DEFAULTS_SYNC_NAMESPACE": "com.example.other", "XDG_CONFIG_HOME": directory.url.path,
         ])
         #expect(mismatch.result.status != 0)
         #expect(mismatch.report.errorKind == "namespace-mismatch", "\(mismatch.result)")
         // No option takes a token, where `ps` would show it; a deadline must be positive.
-        for arguments in [["--token", StatusCommand.unsignedToken], ["--timeout", "0"]] {
+        for arguments in [["--token", unsignedToken], ["--timeout", "0"]] {
             let refused = try StatusCommand.run(
                 ["DEFAULTS_SYNC_URL": "ws://127.0.0.1:\(port)", "XDG_CONFIG_HOME": directory.url.path],
                 arguments: arguments)
@@ -453,17 +453,6 @@ enum StatusCommand {
         var suites: [Suite]
         var problems: [Problem]
     }
-
-    /// A token of no server's key, naming user `u` and namespace `com.example.app`: well formed,
-    /// for what happens before a server checks it.
-    static let unsignedToken: String = {
-        func part(_ json: String) -> String {
-            Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
-        return part(#"{"alg":"HS256","typ":"JWT"}"#) + "."
-            + part(#"{"sub":"u","ns":"com.example.app","iat":1700000000,"exp":4102444800}"#) + ".c2lnbmF0dXJl"
-    }()
 
     /// Runs `defaults-sync status` with `environment` on top of this process's (every variable of
     /// the command set, so that none comes from the test's own environment).

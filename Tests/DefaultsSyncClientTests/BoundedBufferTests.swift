@@ -7,7 +7,6 @@ import Testing
 /// The buffer between the connection's reader and the library: it never holds more than its
 /// capacity (the reader waits for room, and so reads no more from the socket), and never drops
 /// or reorders what it took.
-@Suite(.mayBlock)
 struct BoundedBufferTests {
     @Test(.timeLimit(.minutes(1)))
     func aProducerWaitsForRoomAndNothingIsDroppedOrReordered() async throws {

@@ -14,11 +14,15 @@ struct SchemaDecodingTests {
     static let richSchema = DomainSchema(
         domain: "com.example.rich",
         keys: [
-            KeySchema(
-                name: "fontSize", type: .integer, swiftType: "Swift.Int", defaultValue: .integer(12),
-                description: "The size of the editor's text, in points.",
-                allowedValues: .range(lowerBound: .integer(8), upperBound: .integer(72)), iCloud: true,
-                formerNames: ["textSize", "size", ""]),
+            {
+                var key = KeySchema(
+                    name: "fontSize", type: .integer, swiftType: "Swift.Int", defaultValue: .integer(12),
+                    description: "The size of the editor's text, in points.",
+                    allowedValues: .range(lowerBound: .integer(8), upperBound: .integer(72)), iCloud: true,
+                    formerNames: ["textSize", "size", ""])
+                key.formerNamesConvertedByProgram = ["size"]
+                return key
+            }(),
             KeySchema(
                 name: "theme", type: .string, swiftType: "App.Theme", defaultValue: .string("dark \"night\"\n\u{0}é😀"),
                 allowedValues: .choices([.string("light"), .string("dark"), .string("\u{1F}tab\t")])),
@@ -139,6 +143,8 @@ struct SchemaDecodingTests {
             keyWith(#""formerNames":null"#), keyWith(#""formerNames":[]"#), keyWith(#""formerNames":["a","a"]"#),
             keyWith(#""formerNames":"a""#), keyWith(#""formerNames":[1]"#), keyWith(#""formerNames":[null]"#),
             keyWith(#""formerNames":{}"#),
+            keyWith(#""formerNamesConvertedByProgram":null"#), keyWith(#""formerNamesConvertedByProgram":["a"]"#),
+            keyWith(#""formerNamesConvertedByProgram":"a""#), keyWith(#""formerNamesConvertedByProgram":[1]"#),
             keyWith(#""defaultValue":null"#), keyWith(#""allowedValues":null"#), keyWith(#""unknown":[1e400,{"a":-}]"#),
             keyWith(#""unknown":[1e400,{"a":null}]"#), keyWith(#""unknown":"\ud800""#),
             // Allowed values: empty, both, a null member, bad bounds.

@@ -8,7 +8,8 @@ import Testing
 /// synchronous tests waiting for children on a 2-core machine hold both threads, and then no
 /// task of any other test runs: a PostgreSQL answer waits, a deadline passes, a test fails for
 /// no fault of its code (seen in CI). Under this trait a test's body, and the child tasks it
-/// starts in structured concurrency, run on threads that libdispatch adds as others block.
+/// starts in structured concurrency, run on threads that libdispatch gives at once however many
+/// others are blocked. (Unstructured `Task {}`s run on the pool, as the preference is not theirs.)
 ///
 /// ```swift
 /// @Suite(.mayBlock) struct CommandTests {
@@ -30,16 +31,16 @@ extension Trait where Self == MayBlock {
     public static var mayBlock: Self { Self() }
 }
 
-/// Runs jobs on a concurrent dispatch queue of its own. Such a queue is "overcommit": libdispatch
-/// gives it another thread whenever its threads are blocked, unlike the cooperative pool.
+/// Runs each job on a serial dispatch queue of its own. Serial queues are "overcommit": libdispatch
+/// gives each a thread (reused once idle) whenever the others are busy or blocked, where a
+/// concurrent queue, like the cooperative pool, waits for a thread to come free or for its monitor
+/// to add one, about one a second.
 final class BlockingExecutor: TaskExecutor {
     static let shared = BlockingExecutor()
-
-    private let queue = DispatchQueue(label: "TestSupport.BlockingExecutor", attributes: .concurrent)
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        DispatchQueue(label: "TestSupport.BlockingExecutor").async { job.runSynchronously(on: executor) }
     }
 }

@@ -368,33 +368,48 @@ struct FairnessTests {
         #expect(admission.refusal(of: device(101, user: "other"), now: start) == nil)
     }
 
-    /// A user's pushes are charged what they fan out (their records once for each of the
-    /// namespace's devices): past the user's rate, the next push waits, and another user's push is
-    /// answered meanwhile.
+    /// A user's pushes are charged what they fan out: the records stored, once for each of the
+    /// namespace's devices on the instance. A push within the user's burst for one device but not
+    /// for three waits when three are connected, and another user's push is answered meanwhile;
+    /// then it is answered too.
     @Test(.timeLimit(.minutes(2)))
     func aUsersPushesAreAdmittedAtTheRateOfWhatTheyFanOut() async throws {
         let cluster = try #require(PostgresCluster.shared)
         let directory = try TemporaryDirectory()
         let key = try await TokenKey(in: directory)
-        // 100 bytes a second, 400 at once: the first push below fans out some 2,000 (1,000 to each
-        // of two devices), so the second waits some 16 s.
+        // 100 bytes a second, 400 at once. A push of 390 bytes leaves 10 with one device; with three
+        // it fans out 1,170, and the next push waits some 8 s.
         let server = try await SyncServerProcess(
             database: cluster.url, keyFile: key.path, options: ["--max-user-push-bytes-per-second", "100"])
+        @Sendable func records(_ version: Int64) -> [WireRecord] {
+            // 2 + 36 + 1 bytes each, as the quota counts them.
+            (0..<10).map {
+                WireRecord(
+                    key: "k\($0)", value: Data(String(repeating: "x", count: 36).utf8), wall: version, counter: 0,
+                    origin: "p")
+            }
+        }
+        #expect(BytesBudget.cost(of: records(1)) == 390)
         let token = try await key.token(user: "pusher")
         let stop = Flag()
         let welcomed = Tally()
-        let listening = Task {
-            try await RawDevice.connect(server.url, token: token, deadline: .seconds(100)) { inbound, outbound in
-                var iterator = inbound.messages(maxSize: 1 << 24).makeAsyncIterator()
-                _ = try await RawDevice.next(&iterator)
-                welcomed.increment()
-                while !stop.isRaised { try await Task.sleep(for: .milliseconds(20)) }
-                try await outbound.close(.normalClosure, reason: nil)
-                return []
-            }
+        var listening: [Task<RawDevice.Closed, any Error>] = []
+        for _ in 0..<2 {
+            listening.append(
+                Task {
+                    try await RawDevice.connect(server.url, token: token, deadline: .seconds(100)) {
+                        inbound, outbound in
+                        var iterator = inbound.messages(maxSize: 1 << 24).makeAsyncIterator()
+                        _ = try await RawDevice.next(&iterator)
+                        welcomed.increment()
+                        while !stop.isRaised { try await Task.sleep(for: .milliseconds(20)) }
+                        try await outbound.close(.normalClosure, reason: nil)
+                        return []
+                    }
+                })
         }
         defer { stop.raise() }
-        try await waitUntil("the namespace's second device welcomed") { welcomed.value == 1 }
+        try await waitUntil("the namespace's other two devices welcomed") { welcomed.value == 2 }
 
         let firstAnswered = Flag()
         let secondAnswered = Flag()
@@ -402,20 +417,23 @@ struct FairnessTests {
             try await RawDevice.connect(server.url, token: token, deadline: .seconds(100)) { inbound, outbound in
                 var iterator = inbound.messages(maxSize: 1 << 24).makeAsyncIterator()
                 _ = try await RawDevice.next(&iterator)
+                var answers: [ServerMessage] = []
                 for (id, answered) in [(1, firstAnswered), (2, secondAnswered)] {
-                    let records = (0..<100).map {
-                        WireRecord(key: "k\($0)", value: Data("pushed".utf8), wall: Int64(id), counter: 0, origin: "p")
-                    }
                     try await outbound.write(
-                        .text(try SyncProtocol.encode(DeviceMessage(id: id, kind: .push, records: records))))
-                    while let message = try await RawDevice.next(&iterator), message.id != id {}
+                        .text(
+                            try SyncProtocol.encode(
+                                DeviceMessage(id: id, kind: .push, records: records(Int64(id))))))
+                    while let message = try await RawDevice.next(&iterator) {
+                        guard message.id == id else { continue }
+                        answers.append(message)
+                        break
+                    }
                     answered.raise()
                 }
                 try await outbound.close(.normalClosure, reason: nil)
-                return []
-            }
+                return answers
+            }.messages
         }
-        defer { pushing.cancel() }
         try await waitUntil("the first push answered") { firstAnswered.isRaised }
 
         let other = try await SlowConsumerTests.ask(
@@ -425,10 +443,13 @@ struct FairnessTests {
                     id: 1, kind: .push,
                     records: [WireRecord(key: "k", value: Data("v".utf8), wall: 1, counter: 0, origin: "o")])
             ])
-        #expect(other.map(\.kind) == [.reply], "another user's push is answered at once")
+        #expect(other.map(\.kind) == [.reply], "another user's push is answered")
         #expect(!secondAnswered.isRaised, "the second push was admitted before its user's rate allowed it")
+        // Admitted once the user's account allows it: both stored, nothing refused.
+        let answers = try await pushing.value
+        #expect(answers.map(\.kind) == [.reply, .reply] && answers.allSatisfy { $0.refused == nil }, "\(answers)")
         stop.raise()
-        _ = try await listening.value
+        for task in listening { _ = try await task.value }
     }
 
     @Test func aUsersReadsAreAdmittedAtTheirRateOfBytes() {

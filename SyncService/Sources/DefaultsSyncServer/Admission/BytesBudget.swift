@@ -14,8 +14,8 @@ final class BytesBudget: Sendable {
     private struct Account {
         var balance: Double
         var last: ContinuousClock.Instant
-        /// What the user's last read cost: charged to the next as it is admitted, so that reads
-        /// waiting together do not all pass together.
+        /// What the user's last request of the kind cost: charged to the next as it is admitted,
+        /// so that requests waiting together do not all pass together.
         var estimate = 0
     }
 

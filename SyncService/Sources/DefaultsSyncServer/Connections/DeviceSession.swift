@@ -273,12 +273,13 @@ struct DeviceSession {
                 return ServerMessage(kind: .reply, id: request.id, latest: latest, records: records, more: more)
             case .push:
                 let records = request.records ?? []
-                // What it costs the instance: its records written to each of the owner's devices.
-                let fanOut = BytesBudget.cost(of: records) * max(1, await fanout.deviceCount(of: owner))
+                // What it costs the instance: the records stored, written to each of the owner's
+                // devices here (the pusher's too).
+                let devices = max(1, await fanout.deviceCount(of: owner))
                 let refused = try await pushes.withAdmission(of: owner.user) {
                     try await storage.push(records, of: owner)
-                } cost: { _ in
-                    fanOut
+                } cost: { refused in
+                    BytesBudget.cost(of: records.filter { refused[$0.key] == nil }) * devices
                 }
                 if !refused.isEmpty {
                     metrics.refused(refused.count)
