@@ -55,22 +55,26 @@ struct PostgresSyncStoreTests {
         func get() -> Value? { value.withLock { $0 } }
     }
 
+    /// A store on `cluster`; its `responseTimeout` generous where the deadline is not what a test
+    /// is about, since a busy machine may take seconds to answer.
     func store(
-        _ cluster: PostgresCluster, namespace: String = "com.example.store-\(UUID().uuidString.prefix(8))"
+        _ cluster: PostgresCluster, namespace: String = "com.example.store-\(UUID().uuidString.prefix(8))",
+        responseTimeout: Duration = .seconds(60)
     ) throws -> PostgresSyncStore {
         try PostgresSyncStore(
             configuration: PostgresSyncStore.configuration(url: cluster.url),
             namespace: namespace,
-            reconnectDelays: .milliseconds(50)...(.milliseconds(200)), responseTimeout: .seconds(10),
+            reconnectDelays: .milliseconds(50)...(.milliseconds(200)), responseTimeout: responseTimeout,
             livenessCheckInterval: .seconds(1))
     }
 
     /// A store running on `cluster`, once it has connected, with what it reported; cancel the task
     /// to stop it.
     func runningStore(
-        _ cluster: PostgresCluster, namespace: String = "com.example.store-\(UUID().uuidString.prefix(8))"
+        _ cluster: PostgresCluster, namespace: String = "com.example.store-\(UUID().uuidString.prefix(8))",
+        responseTimeout: Duration = .seconds(60)
     ) async throws -> (PostgresSyncStore, Observed, Task<Void, Never>) {
-        let store = try store(cluster, namespace: namespace)
+        let store = try store(cluster, namespace: namespace, responseTimeout: responseTimeout)
         let observed = Observed()
         let run = Task { await store.run { observed.record($0) } }
         try await waitUntil("a first connection") { observed.connectionCount == 1 }
@@ -82,7 +86,8 @@ struct PostgresSyncStoreTests {
 
     @Test func aPushRightAfterTheServerCutsTheConnectionEndsAndTheNextConnectionTakesIt() async throws {
         try await PostgresCluster.with { cluster in
-            let (store, observed, run) = try await runningStore(cluster)
+            // The push on the cut connection ends at the deadline at the latest.
+            let (store, observed, run) = try await runningStore(cluster, responseTimeout: .seconds(10))
             defer { run.cancel() }
 
             // Cut from the server's side, and push at once, before the store may have noticed.
@@ -151,7 +156,7 @@ struct PostgresSyncStoreTests {
 
     @Test func aServerThatStopsAnsweringIsNoticedByTheLivenessCheck() async throws {
         try await PostgresCluster.with { cluster in
-            let (_, observed, run) = try await runningStore(cluster)
+            let (_, observed, run) = try await runningStore(cluster, responseTimeout: .seconds(10))
             defer { run.cancel() }
 
             // Nothing is asked of the store: only its liveness check can notice the frozen server.

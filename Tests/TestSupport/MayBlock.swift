@@ -1,4 +1,6 @@
 import Dispatch
+import Foundation
+import Synchronization
 import Testing
 
 /// A trait for tests that wait synchronously (a child process run to its end, a script, a file
@@ -16,13 +18,70 @@ import Testing
 ///     @Test func readsWhatItWrote() throws { _ = try ChildProcess.run("/bin/true") }
 /// }
 /// ```
+///
+/// Such tests are also the ones that start processes and servers: at most one per core of them
+/// runs at once (``BlockingTurns``), as the pool let run before, so that the machine is not asked
+/// for much more than it has and no other test's deadline passes for want of a core. A test with
+/// a time limit does not wait for a turn, which its limit would count.
 public struct MayBlock: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await withTaskExecutorPreference(BlockingExecutor.shared) { try await function() }
+        // Once per test, however many of its suites carry the trait.
+        guard !BlockingTurns.isHeld, test.timeLimit == nil else {
+            return try await withTaskExecutorPreference(BlockingExecutor.shared) { try await function() }
+        }
+        await BlockingTurns.shared.take()
+        defer { BlockingTurns.shared.give() }
+        try await BlockingTurns.$isHeld.withValue(true) {
+            try await withTaskExecutorPreference(BlockingExecutor.shared) { try await function() }
+        }
+    }
+}
+
+/// Turns for tests that may block, one per core, given in the order asked.
+final class BlockingTurns: Sendable {
+    static let shared = BlockingTurns(count: max(1, ProcessInfo.processInfo.activeProcessorCount))
+
+    /// Whether the current task's test holds a turn.
+    @TaskLocal static var isHeld = false
+
+    private struct State {
+        var free: Int
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int) {
+        state = Mutex(State(free: count))
+    }
+
+    func take() async {
+        await withCheckedContinuation { continuation in
+            let isTaken = state.withLock { state -> Bool in
+                guard state.free > 0 else {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.free -= 1
+                return true
+            }
+            if isTaken { continuation.resume() }
+        }
+    }
+
+    func give() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.free += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }
 
