@@ -73,6 +73,7 @@ let package = Package(
                 "DefaultsFiles",
                 "DefaultsPropertyList",
                 "DefaultsSchema",
+                "DefaultsSyncProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -168,7 +168,7 @@ final class ServiceConnection: DefaultsSyncStore {
             reply.resolve(.success(message))
         case .changed:
             guard let records = message.records, !records.isEmpty,
-                await events.send(.received(records.map(\.syncRecord)))
+                await events.send(.received(records.map(SyncRecord.init)))
             else { return }
             // Only once the library will get them: records not taken are fetched after reconnecting.
             if let last = records.last?.seq {
@@ -262,8 +262,7 @@ final class ServiceConnection: DefaultsSyncStore {
                 DeviceMessage(id: 0, kind: .stamps, afterKey: afterKey, limit: Self.stampsPageSize))
             let stamps = reply.stamps ?? []
             for stamp in stamps {
-                timestamps[stamp.key] = SyncTimestamp(
-                    wallTime: stamp.wall, counter: stamp.counter, origin: stamp.origin)
+                timestamps[stamp.key] = SyncTimestamp(stamp)
             }
             // A page that does not move on (in the server's byte order) ends the walk, whatever
             // `more` says: a server cannot keep a device paging forever.
@@ -283,7 +282,7 @@ final class ServiceConnection: DefaultsSyncStore {
         for start in stride(from: 0, to: keys.count, by: Self.pushBatch) {
             let batch = Array(keys[start..<min(start + Self.pushBatch, keys.count)])
             let reply = try await callPatiently(DeviceMessage(id: 0, kind: .records, keys: batch))
-            records += (reply.records ?? []).map(\.syncRecord)
+            records += (reply.records ?? []).map(SyncRecord.init)
         }
         return records
     }
@@ -300,7 +299,7 @@ final class ServiceConnection: DefaultsSyncStore {
                 return nil
             }
             let page = reply.records ?? []
-            changes += page.map(\.syncRecord)
+            changes += page.map(SyncRecord.init)
             if let last = page.last?.seq {
                 after = last
                 raisePosition(to: last)
@@ -347,16 +346,4 @@ final class ServiceConnection: DefaultsSyncStore {
 /// A failure reply, before it becomes a ``SyncServiceError``.
 struct ServiceCallFailure: Error {
     let failure: ServiceFailure
-}
-
-extension WireRecord {
-    init(_ record: SyncRecord) {
-        self.init(
-            key: record.key, value: record.value, wall: record.timestamp.wallTime, counter: record.timestamp.counter,
-            origin: record.timestamp.origin)
-    }
-
-    var syncRecord: SyncRecord {
-        SyncRecord(key: key, value: value, timestamp: SyncTimestamp(wallTime: wall, counter: counter, origin: origin))
-    }
 }

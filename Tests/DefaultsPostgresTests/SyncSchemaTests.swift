@@ -127,6 +127,36 @@ struct SyncSchemaTests {
         }
     }
 
+    /// The upsert's rule in SQL (`RecordVersion.laterSQL`) and the one in Swift (`WireVersion`)
+    /// keep the same version of every pair of the version-order table, pushed in both orders.
+    @Test func theUpsertKeepsTheLaterVersionAsSwiftOrdersThem() async throws {
+        try await PostgresCluster.with { cluster in
+            let connection = try await connection(to: "version_order", on: cluster)
+            defer { Task { try? await connection.close() } }
+            try await SyncSchema.store.migrate(connection, logger: logger)
+            let rows = SyncTable.store(namespace: "ns")
+            for (index, pair) in VersionOrderTests.pairs.enumerated() {
+                let orders = [(pair.first, pair.order, pair.second), (pair.second, pair.reversed, pair.first)]
+                for (turn, (first, order, second)) in orders.enumerated() {
+                    let key = "k\(index)-\(turn)"
+                    let records = [("first", first), ("second", second)].map { value, version in
+                        WireRecord(
+                            key: key, value: Data(value.utf8), wall: version.wall, counter: version.counter,
+                            origin: version.origin)
+                    }
+                    for record in records {
+                        #expect(try await push([record], to: rows, on: connection).isEmpty)
+                    }
+                    let kept = try await rows.records(forKeys: [key], on: connection, logger: logger).first
+                    let expected = order == .before ? records[1] : records[0]
+                    #expect(kept?.value == expected.value, "\(pair), pushed \(turn == 0 ? "in" : "in reverse") order")
+                    #expect(kept.map { Array($0.origin.utf8) } == Array(expected.origin.utf8), "\(pair)")
+                    #expect((RecordVersion(records[1]) > RecordVersion(records[0])) == (order == .before))
+                }
+            }
+        }
+    }
+
     @Test func aRecordNoTableCanHoldIsRefusedBeforeTheDatabaseIsAsked() {
         #expect(RecordRefusal.reason(for: record("a\u{0}b", wall: 1)) != nil)
         #expect(RecordRefusal.reason(for: record("fine", wall: 1)) == nil)

@@ -20,7 +20,8 @@ package final class HybridLogicalClock: Sendable {
     /// Identifies this clock's changes; unique per syncing process unless given.
     public let origin: String
     private let wallClock: @Sendable () -> Date
-    private let last: Mutex<(wallTime: Int64, counter: Int64)> = Mutex((0, 0))
+    /// The latest timestamp given or received, in this clock's name.
+    private let last: Mutex<SyncTimestamp>
 
     /// Creates a clock.
     ///
@@ -31,8 +32,10 @@ package final class HybridLogicalClock: Sendable {
         origin: String = UUID().uuidString.lowercased(),
         wallClock: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.origin = origin.filter { $0.isASCII && $0 != "." }
+        let origin = origin.filter { $0.isASCII && $0 != "." }
+        self.origin = origin
         self.wallClock = wallClock
+        self.last = Mutex(.unknown(origin: origin))
     }
 
     /// The physical clock's time in milliseconds, as timestamps carry it.
@@ -43,22 +46,23 @@ package final class HybridLogicalClock: Sendable {
     /// A new timestamp for a local change: later than every timestamp this clock gave or received.
     public func now() -> SyncTimestamp {
         let physical = physicalTime
-        let (wallTime, counter) = last.withLock { last in
+        return last.withLock { last in
             if physical > last.wallTime {
-                last = (physical, 0)
+                last = SyncTimestamp(wallTime: physical, counter: 0, origin: origin)
             } else {
                 last.counter += 1
             }
             return last
         }
-        return SyncTimestamp(wallTime: wallTime, counter: counter, origin: origin)
     }
 
     /// Takes in a timestamp seen from elsewhere, so that the next ``now()`` is after it.
     public func receive(_ timestamp: SyncTimestamp) {
         last.withLock { last in
-            if (timestamp.wallTime, timestamp.counter) > (last.wallTime, last.counter) {
-                last = (timestamp.wallTime, timestamp.counter)
+            // By the one order of versions. At the same wall time and counter, whatever the
+            // origins, the next `now()` counts up and so is after both.
+            if timestamp > last {
+                last = SyncTimestamp(wallTime: timestamp.wallTime, counter: timestamp.counter, origin: origin)
             }
         }
     }

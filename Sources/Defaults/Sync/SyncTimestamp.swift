@@ -1,9 +1,11 @@
+package import DefaultsSyncProtocol
 import Foundation
 
 /// The version of a synced value: a hybrid logical clock reading.
 ///
-/// Timestamps order by wall time, then counter, then origin, so that every machine agrees on
-/// which of two changes is the newer one (the last writer wins), even when their clocks disagree.
+/// Timestamps order by wall time, then counter, then origin in byte order, so that every machine
+/// agrees on which of two changes is the newer one (the last writer wins), even when their clocks
+/// disagree. Two timestamps are equal only when their origins are equal byte for byte.
 public struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Milliseconds since 1970, as the writing machine's clock (or a newer clock it had seen) read.
     public var wallTime: Int64
@@ -31,11 +33,18 @@ public struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConvert
     /// `wallTime.counter.origin`, as ``init(_:)`` reads it.
     public var description: String { "\(wallTime).\(counter).\(origin)" }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool {
-        if lhs.wallTime != rhs.wallTime { return lhs.wallTime < rhs.wallTime }
-        if lhs.counter != rhs.counter { return lhs.counter < rhs.counter }
-        // Byte order, as PostgreSQL's "C" collation compares them.
-        return lhs.origin.utf8.lexicographicallyPrecedes(rhs.origin.utf8)
+    // The order, and equality with it, are `WireVersion`'s: the one rule the SQL layer and the
+    // service share.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.version < rhs.version }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.version == rhs.version }
+
+    /// The same version as the wire carries it.
+    package var version: WireVersion { WireVersion(wall: wallTime, counter: counter, origin: origin) }
+
+    /// The timestamp of `version`.
+    package init(_ version: WireVersion) {
+        self.init(wallTime: version.wall, counter: version.counter, origin: version.origin)
     }
 
     /// The version of a value stored before it was ever synced: older than any change.

@@ -1,9 +1,10 @@
 import DefaultsSyncProtocol
 
-/// A record's version, and the one rule of which of two versions of a key wins: the later wall
-/// time, then the larger counter, then the origin in byte order (as PostgreSQL's `"C"` collation
-/// compares the `clock_origin` column). The upsert (``SyncRows/store(_:savepoint:on:logger:)``)
-/// keeps a row only for a later version by the same rule, in SQL (`laterSQL(_:than:)`).
+/// A record's version, ordered by the one rule of which of two versions of a key wins
+/// (`WireVersion`'s): the later wall time, then the larger counter, then the origin in byte order
+/// (as PostgreSQL's `"C"` collation compares the `clock_origin` column). The upsert
+/// (``SyncRows/store(_:savepoint:on:logger:)``) keeps a row only for a later version by the same
+/// rule, in SQL (`laterSQL(_:than:)`).
 public struct RecordVersion: Sendable, Hashable, Comparable {
     public var wall: Int64
     public var counter: Int64
@@ -25,14 +26,20 @@ public struct RecordVersion: Sendable, Hashable, Comparable {
         self.init(wall: stamp.wall, counter: stamp.counter, origin: stamp.origin)
     }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool {
-        if lhs.wall != rhs.wall { return lhs.wall < rhs.wall }
-        if lhs.counter != rhs.counter { return lhs.counter < rhs.counter }
-        return lhs.origin.utf8.lexicographicallyPrecedes(rhs.origin.utf8)
-    }
+    /// The same version as the wire carries it, whose order this one is.
+    var version: WireVersion { WireVersion(wall: wall, counter: counter, origin: origin) }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.version < rhs.version }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.version == rhs.version }
 
     /// The rule in SQL: whether the row `candidate` (a table alias) is later than the row
     /// `stored`. Fixed identifiers only, never input.
+    ///
+    /// The same rule as `<`, stated again because PostgreSQL decides it inside the upsert: a row
+    /// comparison over (`clock_wall`, `clock_counter`, `clock_origin`), the origin's column
+    /// `COLLATE "C"` (bytes). Change both together: the version-order tests push every pair of
+    /// their table through the upsert and hold it to `<`.
     static func laterSQL(_ candidate: String, than stored: String) -> String {
         "(\(candidate).clock_wall, \(candidate).clock_counter, \(candidate).clock_origin) "
             + "> (\(stored).clock_wall, \(stored).clock_counter, \(stored).clock_origin)"
