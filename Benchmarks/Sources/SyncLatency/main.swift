@@ -27,7 +27,8 @@
 // - P19: one user at every per-user limit (32 connections to one instance, each pushing 1,000
 //   records and asking for 1,000-record reads as fast as answered) beside 200 users x 2 devices
 //   writing once a second, on two instances with the standard limits: the ordinary devices' p99
-//   <= 50 ms, none lost or duplicated.
+//   <= 50 ms, none lost or duplicated; printed beside the same devices' run without the greedy
+//   user, just before on the same instances (what the machine itself gives them).
 //
 // Uses the server in $DEFAULTS_SYNC_URL, or starts a throwaway one with
 // ../Tests/postgres-cluster.sh (Debian's postgresql package). Each process has its own
@@ -324,6 +325,8 @@ if wanted("P19") {
     defer { fair.stop() }
     let greedyToken = try fair.tokens(for: ["p19-greedy"], namespace: namespace)[0]
     let connections = ServiceLimits.standard.userConnections
+    // This machine's floor in this run: the same devices and instances without the greedy user.
+    let alone = try ordinaryDevices(users: "p19-alone", count: 200, devicesPerUser: 2, on: fair)
     var greedy: GreedyDevices?
     let run = try ordinaryDevices(users: "p19-user", count: 200, devicesPerUser: 2, on: fair) {
         greedy = GreedyDevices(port: fair.instances[0].port, token: greedyToken, connections: connections)
@@ -339,6 +342,9 @@ if wanted("P19") {
             + "\(run.expected) deliveries (\(run.expected - run.received) lost), \(run.duplicated) duplicated, "
             + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", run.all.p50, run.all.p99, run.all.max)
             + "; the greedy user's answers: \(greedyEvents)"
+            + String(
+                format: "; the same devices without it, just before: p50 %.2f ms, p99 %.2f ms (%d of %d; p99 %.2fx)",
+                alone.all.p50, alone.all.p99, alone.received, alone.expected, run.all.p99 / alone.all.p99)
             + " (target p99 <= 50 ms, none lost or duplicated: \(met ? "met" : "NOT met"))")
     fflush(nil)
 }
