@@ -8,43 +8,37 @@ import Foundation
 /// files given by path have none. The files are read without opening a suite on the domain, which
 /// would move a damaged user file aside.
 enum DomainAdministration {
-    /// The managed and vendor files that hold `key` for `domain`.
-    static func files(forKey key: String, in domain: Domain) -> (managed: URL?, vendor: URL?) {
-        guard case .named(let name) = domain else { return (nil, nil) }
-        return FileSuite.administratorFiles(forKey: key, suiteName: name)
+    /// The administrator's layers of `domain` resolved once, as its program reads them: a value
+    /// the key of its name in `schema` does not read (of another type) is passed over, as the
+    /// library passes over a value the program's key cannot read, so it neither enforces nor
+    /// defaults the key. Without a schema, every value counts.
+    static func resolution(of domain: Domain, schema: DomainSchema?) -> AdministratorResolution {
+        guard case .named(let name) = domain else { return AdministratorResolution() }
+        return AdministratorResolution(suiteName: name) { key, value in
+            schema?.key(named: key)?.typeProblem(with: value)
+        }
     }
 
-    /// The administrator's values for `domain`: the vendor defaults and the enforced values.
-    static func values(of domain: Domain) -> (vendor: [String: PropertyListValue], managed: [String: PropertyListValue])
-    {
-        guard case .named(let name) = domain else { return ([:], [:]) }
-        return FileSuite.administratorValues(suiteName: name)
+    /// ``resolution(of:schema:)`` with the domain's schema; one that cannot be read counts as
+    /// none here, as in a write (the commands that check values against it say so).
+    static func resolution(of domain: Domain) -> AdministratorResolution {
+        resolution(of: domain, schema: (try? SchemaCatalog.schema(of: domain))?.schema)
     }
 
-    /// What a program reads from `domain`: the enforced values over the user's `values` over the
-    /// vendor defaults.
-    static func effectiveValues(
-        of domain: Domain, user values: [String: PropertyListValue]
-    ) -> [String: PropertyListValue] {
-        guard case .named(let name) = domain else { return values }
-        return FileSuite.resolvedValues(suiteName: name, user: values)
-    }
-
-    /// The administrator's layers of `domain` as its program reads them: a value the key of its
-    /// name in `schema` does not read (of another type) is passed over, as the library passes
-    /// over a value the program's key cannot read, so it neither enforces nor defaults the key.
-    /// Without a schema, every value counts.
-    static func layers(of domain: Domain, schema: DomainSchema?) -> FileSuite.Administration {
-        guard case .named(let name) = domain else { return FileSuite.Administration() }
-        return FileSuite.Administration(suiteName: name) { key, value in
-            schema?.key(named: key)?.typeProblem(with: value) == nil
+    /// Tells on standard error of each administrator's value of `key` a read passes over
+    /// (``AdministratorResolution/KeyLayers/passedOver``), and why.
+    static func reportPassedOver(_ layers: AdministratorResolution.KeyLayers, key: String) {
+        for layer in layers.passedOver {
+            Output.printError(
+                AdministratorResolution.ignoredMessage(
+                    key: key, isManaged: layer.kind == .managed, file: layer.file, reason: layer.unreadable ?? ""))
         }
     }
 
     /// The failure of an edit of `domain` refused because it writes `keys`, which the
     /// administrator enforces (the edit would be stored and never read), naming the managed files.
     static func refusal(
-        writing keys: [String], of domain: Domain, in layers: FileSuite.Administration, editedKeyCount: Int
+        writing keys: [String], of domain: Domain, in layers: AdministratorResolution, editedKeyCount: Int
     ) -> CommandFailure {
         let keys = keys.sorted()
         let files = Set(keys.compactMap { layers.managedFile(forKey: $0)?.path }).sorted()

@@ -161,7 +161,7 @@ struct DomainStore {
         // A schema that cannot be read counts as none here; the commands that check values
         // against it say so.
         let schema = (try? SchemaCatalog.schema(of: domain))?.schema
-        let layers = DomainAdministration.layers(of: domain, schema: schema)
+        let layers = DomainAdministration.resolution(of: domain, schema: schema)
         func applied(to values: [String: PropertyListValue]) throws(CommandFailure) -> [String: PropertyListValue] {
             var changes = DomainEdit(values: values)
             try edit(&changes)

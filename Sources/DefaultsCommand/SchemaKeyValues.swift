@@ -1,11 +1,15 @@
 import DefaultsPropertyList
+import DefaultsSchema
 
 /// The values programs read from a domain (user's file and administrator's layers resolved).
 struct SchemaKeyValues {
     private let values: [String: PropertyListValue]
 
-    init(_ domain: Domain) throws(CommandFailure) {
-        values = DomainAdministration.effectiveValues(of: domain, user: try DomainStore().read(domain) ?? [:])
+    /// - Parameter schema: The domain's schema, by which an administrator's value its key does
+    ///   not read is passed over.
+    init(_ domain: Domain, schema: DomainSchema) throws(CommandFailure) {
+        let user = try DomainStore().read(domain) ?? [:]
+        values = DomainAdministration.resolution(of: domain, schema: schema).resolvedValues(user: user)
     }
 
     func current(_ key: String) -> PropertyListValue? {

@@ -140,3 +140,11 @@ package struct KeyMove: Sendable, Equatable {
     var expected: PropertyListValue
     var value: PropertyListValue
 }
+
+extension KeyMove {
+    /// A move of `value` from `formerName` to `key`, made where `formerName` still holds it and
+    /// `key` holds nothing (for the `defaults` command's `migrate`, which only renames).
+    package init(renaming formerName: String, to key: String, value: PropertyListValue) {
+        self.init(from: formerName, to: key, expected: value, value: value)
+    }
+}

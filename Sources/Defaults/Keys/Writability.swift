@@ -44,9 +44,9 @@ extension Defaults {
 }
 
 extension FileSuite {
-    /// Whether `key` can be changed now, and if not, which administrator's file enforces it.
+    /// Whether `key` can be changed now, and if not, which administrator's file enforces it: a
+    /// managed value of the key's name that no key declared in this process reads enforces nothing.
     public func writability(ofKey key: String) -> Defaults.Writability {
-        guard isManaged(key) else { return .writable }
-        return .managed(file: administrator.file(forKey: key, managed: true))
+        administrator.writability(ofKey: key)
     }
 }

@@ -28,7 +28,7 @@ struct Describe: ParsableCommand {
             let mark: Output.Line = key.allowedValuesProblems.isEmpty ? "" : KeySchema.contradictionMark
             Output.print("allows: \(allowedValues.summary)\(mark)")
         }
-        if let value = try SchemaKeyValues(domain).current(name) {
+        if let value = try SchemaKeyValues(domain, schema: found.schema).current(name) {
             Output.print("value: \(value: value)")
         }
         Output.print("syncs: \(key.iCloud ? "yes" : "no")")

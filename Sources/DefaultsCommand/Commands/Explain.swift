@@ -78,24 +78,10 @@ struct Explain: ParsableCommand {
         let userFile = domain.fileURL(in: store.directory)
 
         // A value read by a key of another type is not the key's value: the library passes over
-        // an administrator's such value (`accepting`), and a typed read of the user's returns the
-        // key's default.
-        func typeProblem(_ value: PropertyListValue) -> String? {
-            keySchema?.typeProblem(with: value)
-        }
-        let stored: FileSuite.KeyLayers
-        if case .named(let name) = domain {
-            stored = FileSuite.layers(
-                forKey: key, suiteName: name, user: userValue, userFile: userFile,
-                accepting: { typeProblem($0) == nil })
-        } else {
-            var layers = FileSuite.KeyLayers()
-            if let userValue {
-                layers.layers = [FileSuite.StoredLayer(kind: .user, file: userFile, value: userValue)]
-                layers.readIndex = 0
-            }
-            stored = layers
-        }
+        // an administrator's such value (the resolution's `unreadable`), and a typed read of the
+        // user's returns the key's default.
+        let stored = DomainAdministration.resolution(of: domain, schema: schema?.schema).layers(
+            forKey: key, user: userValue, userFile: userFile)
 
         var layers: [KeyExplanation.Layer] = []
         if let keySchema, let schema, keySchema.defaultValue != nil || keySchema.isDefaultDynamic {
@@ -118,7 +104,7 @@ struct Explain: ParsableCommand {
             case .binary: explained.binary = true
             case .unknown: break
             }
-            if let problem = typeProblem(layer.value) {
+            if let problem = layer.kind == .user ? keySchema?.typeProblem(with: layer.value) : layer.unreadable {
                 explained.ignored = problem
                 if explained.isRead {
                     // Only the user's value can be read while not fitting (the administrator's are
@@ -142,16 +128,18 @@ struct Explain: ParsableCommand {
         }
 
         // As programs see it: a managed value the key cannot read does not lock it.
-        let managed = stored.managedFile
+        let writability = stored.writability
         return KeyExplanation(
             domain: domain.displayName, key: key, schema: schema?.file.path, type: keySchema?.type?.rawValue,
-            swiftType: keySchema?.swiftType, layers: layers, writable: managed == nil,
-            notWritableBecause: managed.map { "managed by the administrator in \($0.path)" },
+            swiftType: keySchema?.swiftType, layers: layers, writable: writability.isWritable,
+            notWritableBecause: writability.isWritable ? nil : writability.description,
             problems: stored.problems.map(\.description))
     }
 
     /// Where `key` is written in `layer`'s file, read again (bounded) only to point at it.
-    private static func locate(_ key: String, in layer: FileSuite.StoredLayer) -> PropertyListKeyLine.Location {
+    private static func locate(
+        _ key: String, in layer: AdministratorResolution.StoredLayer
+    ) -> PropertyListKeyLine.Location {
         // The administrator's files are never read through a link; the user's may be one.
         guard
             case .file(_, let data)? = try? BoundedFileRead.read(

@@ -22,7 +22,7 @@ struct ListKeys: ParsableCommand {
     func run() throws {
         let domain = try Domain(argument: domain)
         let found = try SchemaCatalog.require(domain)
-        let values = try SchemaKeyValues(domain)
+        let values = try SchemaKeyValues(domain, schema: found.schema)
         var output = Output.BufferedLines()
         for key in found.schema.keys {
             output.print(key.listLine(value: values.current(key.name)))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Defaults
 import DefaultsPropertyList
 
 /// `defaults read [domain [key]]`: a key's value, a domain, or every domain, as old-style text.
@@ -41,7 +42,10 @@ struct Read: ParsableCommand {
             throw CommandFailure.usage("Too many arguments", "defaults read [<domain> [<key>]]")
         }
         let user = try store.read(domain)
-        let values = effective ? DomainAdministration.effectiveValues(of: domain, user: user ?? [:]) : user
+        var values = user
+        if effective {
+            values = effectiveValues(of: domain, user: user ?? [:], key: arguments.first, store: store)
+        }
         if let key = arguments.first {
             guard let value = values?[key] else {
                 let failure = notFound(CommandFailure.pairDoesNotExist(domain, key: key), domain: domain, key: key)
@@ -56,10 +60,25 @@ struct Read: ParsableCommand {
         }
     }
 
+    /// What programs read from `domain` whose user's file holds `user` (of `key`, or every key),
+    /// telling on standard error of each administrator's value a read passes over.
+    private func effectiveValues(
+        of domain: Domain, user: [String: PropertyListValue], key: String?, store: DomainStore
+    ) -> [String: PropertyListValue] {
+        let resolution = DomainAdministration.resolution(of: domain)
+        let userFile = domain.fileURL(in: store.directory)
+        for name in key.map({ [$0] }) ?? resolution.heldKeys.sorted() {
+            let layers = resolution.layers(forKey: name, user: user[name], userFile: userFile)
+            DomainAdministration.reportPassedOver(layers, key: name)
+        }
+        return resolution.resolvedValues(user: user)
+    }
+
     /// `failure`, saying when the administrator sets values that `--effective` would show.
     private func notFound(_ failure: CommandFailure, domain: Domain, key: String?) -> CommandFailure {
         guard !effective else { return failure }
-        let administrator = DomainAdministration.values(of: domain)
+        let resolution = DomainAdministration.resolution(of: domain)
+        let administrator = (managed: resolution.managedValues, vendor: resolution.vendorValues)
         let managed = key.map { administrator.managed[$0] != nil ? 1 : 0 } ?? administrator.managed.count
         let vendor = key.map { administrator.vendor[$0] != nil ? 1 : 0 } ?? administrator.vendor.count
         guard managed + vendor > 0 else { return failure }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Defaults
+import DefaultsPropertyList
 
 /// `defaults read-source domain key`: where the value a program reads comes from.
 struct ReadSource: ParsableCommand {
@@ -8,9 +10,11 @@ struct ReadSource: ParsableCommand {
         discussion: """
             Prints `managed <file>` (enforced by the administrator in <dir>/managed/<domain>.plist \
             of XDG_CONFIG_DIRS), `user <file>` (the user's own file) or `vendor <file>` (the \
-            administrator's default in <dir>/<domain>.plist), the first that holds the key. A key in \
-            none of them is read from a program's launch arguments or its defaults in code, which \
-            only the program knows: the library's FileSuite.valueSource(forKey:) tells those too.
+            administrator's default in <dir>/<domain>.plist), the first that holds the key. An \
+            administrator's value of a type the key of the domain's schema does not read is passed \
+            over, as programs pass over it, and said so on standard error. A key in none of them is \
+            read from a program's launch arguments or its defaults in code, which only the program \
+            knows: the library's FileSuite.valueSource(forKey:) tells those too.
             """
     )
 
@@ -26,15 +30,20 @@ struct ReadSource: ParsableCommand {
         let (domain, key) = try selection.requireDomain(
             andOne: "key", from: arguments, usage: "defaults read-source <domain> <key>")
         let store = DomainStore()
-        let administrator = DomainAdministration.files(forKey: key, in: domain)
-        if let managed = administrator.managed {
-            Output.print("managed \(managed.path)")
-        } else if try store.read(domain)?[key] != nil {
-            Output.print("user \(domain.fileURL(in: store.directory).path)")
-        } else if let vendor = administrator.vendor {
-            Output.print("vendor \(vendor.path)")
+        // The layers as `explain` lists them, from the one resolution a write is judged by.
+        let resolution = DomainAdministration.resolution(of: domain)
+        // A user's file that cannot be read does not hide a value the administrator enforces.
+        let user: PropertyListValue?
+        if resolution.managedFile(forKey: key) == nil {
+            user = try store.read(domain)?[key]
         } else {
+            user = try? store.read(domain)?[key]
+        }
+        let layers = resolution.layers(forKey: key, user: user, userFile: domain.fileURL(in: store.directory))
+        DomainAdministration.reportPassedOver(layers, key: key)
+        guard let read = layers.readIndex.map({ layers.layers[$0] }) else {
             throw CommandFailure.pairDoesNotExist(domain, key: key)
         }
+        Output.print("\(read.kind.rawValue) \(read.file.path)")
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Defaults
 
 /// `defaults writable domain key`: whether a write of the key would be read, and why not.
 struct Writable: ParsableCommand {
@@ -26,11 +27,15 @@ struct Writable: ParsableCommand {
             andOne: "key", from: arguments, usage: "defaults writable <domain> <key>")
         // As a write judges it: a managed value of a type the schema's key does not read does not
         // enforce the key.
-        let schema = (try? SchemaCatalog.schema(of: domain))?.schema
-        if let managed = DomainAdministration.layers(of: domain, schema: schema).managedFile(forKey: key) {
-            Output.print("false: managed by the administrator in \(managed.path)")
-        } else {
-            Output.print("true")
+        let resolved = DomainAdministration.resolution(of: domain).resolution(forKey: key)
+        for ignored in resolved.ignored where ignored.isManaged {
+            Output.printError(
+                AdministratorResolution.ignoredMessage(
+                    key: key, isManaged: true, file: ignored.file, reason: ignored.unreadable ?? ""))
+        }
+        switch resolved.writability {
+        case .writable: Output.print("true")
+        case .managed(let file): Output.print("false: managed by the administrator in \(file?.path ?? "")")
         }
     }
 }

@@ -101,7 +101,7 @@ struct SuiteDomains: Sendable {
     /// false` skips comparing, when nobody listens; `managedKeys` chooses what a write of a key
     /// the administrator enforces does to the rest of its edit. Called by ``SuiteStore/apply(_:)``,
     /// under the suite's lock, and on domains loaded without a suite for the `defaults` command
-    /// (``FileSuite/Administration``).
+    /// (``AdministratorResolution/applying(_:to:managedKeys:)``).
     mutating func apply(
         _ edit: SuiteEdit, tellsChanges: Bool = true, managedKeys: SuiteEdit.ManagedKeys = .skip
     ) -> SuiteEdit.Outcome {

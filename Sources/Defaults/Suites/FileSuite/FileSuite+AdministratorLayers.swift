@@ -78,123 +78,6 @@ extension FileSuite {
         store.read { ($0.domains.vendor, $0.domains.managed) }
     }
 
-    /// The administrator's files that hold `key` for the suite `name`: the managed file that
-    /// enforces it and the vendor file that gives its default, the first listed directory winning.
-    /// Reads the files now, without opening the suite (which would move a damaged user file aside),
-    /// as the `defaults` command needs; unreadable files count as absent.
-    package static func administratorFiles(
-        forKey key: String, suiteName name: String, directories: [URL] = defaultAdministratorDirectories
-    ) -> (managed: URL?, vendor: URL?) {
-        let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
-        return (loaded.managed.files[key], loaded.vendor.files[key])
-    }
-
-    /// The values of the administrator's files for the suite `name` as they are now, read without
-    /// opening the suite: the vendor defaults and the enforced (managed) values, each merged over
-    /// the directories, the first listed winning; unreadable files count as absent.
-    package static func administratorValues(
-        suiteName name: String, directories: [URL] = defaultAdministratorDirectories
-    ) -> (vendor: [String: PropertyListValue], managed: [String: PropertyListValue]) {
-        let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
-        return (loaded.vendor.values, loaded.managed.values)
-    }
-
-    /// What a program reads from the suite `name` whose user file holds `user`: the
-    /// administrator's enforced values over `user` over the vendor defaults, resolved as a suite
-    /// resolves them, without opening one (for the `defaults` command).
-    package static func resolvedValues(
-        suiteName name: String, user: [String: PropertyListValue],
-        directories: [URL] = defaultAdministratorDirectories
-    ) -> [String: PropertyListValue] {
-        let loaded = AdministratorLayers(directories: directories, suiteName: name).load()
-        return SuiteDomains(managed: loaded.managed.values, persistent: user, vendor: loaded.vendor.values).resolved
-    }
-
-    /// One file's value of a key: a layer a read of the key passes through.
-    package struct StoredLayer: Sendable, Hashable {
-        /// The kinds of file, named as `defaults read-source` names them.
-        package enum Kind: String, Sendable, Hashable {
-            case vendor, user, managed
-        }
-
-        package var kind: Kind
-        package var file: URL
-        package var value: PropertyListValue
-
-        package init(kind: Kind, file: URL, value: PropertyListValue) {
-            self.kind = kind
-            self.file = file
-            self.value = value
-        }
-    }
-
-    /// Every file that holds a key, and the one a read takes its value from.
-    package struct KeyLayers: Sendable {
-        /// The files holding the key, the lowest precedence first: the vendor files (the last
-        /// listed directory first), the user's file, the managed files (the last listed first).
-        package var layers: [StoredLayer] = []
-        /// The index in ``layers`` of the value a read returns; `nil` when no file gives it (the
-        /// default declared in code is read, if there is one).
-        package var readIndex: Int?
-        /// The administrator's files that were ignored (unreadable, untrusted), with the reason.
-        package var problems: [DefaultsError] = []
-        /// The managed file that enforces the key, its value being one the key reads; `nil` when
-        /// the key can be written.
-        package var managedFile: URL?
-
-        package init() {}
-    }
-
-    /// Every layer a read of `key` of the suite `name` passes through, file by file, and the one it
-    /// returns, resolved by the rules a suite reads by (``SuiteDomains``, and the first listed
-    /// directory winning within a layer), without opening the suite (for `defaults explain`).
-    ///
-    /// - Parameters:
-    ///   - user: The value the user's file `userFile` holds, if any.
-    ///   - accepts: Whether an administrator's value is read; one it refuses (a value that does
-    ///     not fit its key's type) is listed but passed over, as if its file did not hold it.
-    package static func layers(
-        forKey key: String, suiteName name: String, user: PropertyListValue?, userFile: URL,
-        directories: [URL] = defaultAdministratorDirectories,
-        accepting accepts: (PropertyListValue) -> Bool = { _ in true }
-    ) -> KeyLayers {
-        var result = KeyLayers()
-        let read = AdministratorLayers(directories: directories, suiteName: name).load()
-        // Lowest first: the last listed directory's vendor file up to the first's, the user's,
-        // then the managed files likewise.
-        for file in read.vendorFiles.reversed() {
-            if let value = file.values[key] {
-                result.layers.append(StoredLayer(kind: .vendor, file: file.url, value: value))
-            }
-        }
-        if let user {
-            result.layers.append(StoredLayer(kind: .user, file: userFile, value: user))
-        }
-        for file in read.managedFiles.reversed() {
-            if let value = file.values[key] {
-                result.layers.append(StoredLayer(kind: .managed, file: file.url, value: value))
-            }
-        }
-        // What a suite reads, with the values `accepts` refuses left out as a suite leaves out
-        // those its keys cannot read.
-        let ignoring: (String, PropertyListValue, URL) -> Bool = { name, value, _ in name != key || !accepts(value) }
-        let vendor = AdministratorLayers.Loaded.merge(read.vendorFiles, isIgnored: ignoring)
-        let managed = AdministratorLayers.Loaded.merge(read.managedFiles, isIgnored: ignoring)
-        result.problems = read.problems
-        result.managedFile = managed.files[key]
-        let domains = SuiteDomains(
-            managed: managed.values, persistent: user.map { [key: $0] } ?? [:], vendor: vendor.values)
-        let file: URL?
-        switch domains.source(forKey: key) {
-        case .managed: file = managed.files[key]
-        case .persistent: file = userFile
-        case .vendor: file = vendor.files[key]
-        case .argument, .registered, nil: file = nil
-        }
-        result.readIndex = file.flatMap { file in result.layers.firstIndex { $0.file == file } }
-        return result
-    }
-
     /// Watches the administrator's directories, so that a change to their files reaches the suite's
     /// observers like any other change. A directory created after the suite opened is not watched.
     func startWatchingAdministratorLayers() {
@@ -210,16 +93,21 @@ extension FileSuite {
         applyAdministratorLayers()
     }
 
-    /// Puts the administrator's values last read into the domains, but those that no key declared
-    /// in this process can read (``Defaults/KeyRegistry/declarationRejecting(_:named:in:)``):
-    /// such a value is reported once, naming its file, and a read goes on to the next layer, as
-    /// if the file did not hold it. Posts the keys whose value or writability changed.
+    /// Resolves the administrator's values last read with the keys declared in this process and
+    /// puts what a read sees into the domains: a value no key of its name can read
+    /// (``Defaults/KeyRegistry/declarationRejecting(_:named:in:)``) is left out, reported once
+    /// naming its file, and a read goes on to the next layer, as if the file did not hold it.
+    /// Posts the keys whose value or writability changed.
     func applyAdministratorLayers() {
-        let (outcome, ignored) = administrator.withReadableValues(
-            rejecting: { [unowned self] name, value in
-                Defaults.KeyRegistry.declarationRejecting(value, named: name, in: self)
+        let (outcome, ignored) = administrator.resolve(
+            unreadable: { [unowned self] name, value in
+                Defaults.KeyRegistry.declarationRejecting(value, named: name, in: self).map {
+                    "\($0) cannot read \(value.kindName)"
+                }
             },
-            apply: { vendor, managed in editHoldingLocks(.administrator(vendor: vendor, managed: managed)) }
+            apply: { resolution in
+                editHoldingLocks(.administrator(vendor: resolution.vendorValues, managed: resolution.managedValues))
+            }
         )
         for problem in ignored {
             report(problem)
@@ -246,12 +134,6 @@ extension FileSuite {
 /// The administrator's files of one suite: vendor defaults (`<dir>/<suite>.plist`) and enforced
 /// values (`<dir>/managed/<suite>.plist`) in each directory, the first directory winning.
 final class AdministratorLayers: Sendable {
-    /// One kind of layer merged over the directories, and the file each key came from.
-    struct Layer: Sendable {
-        var values: [String: PropertyListValue] = [:]
-        var files: [String: URL] = [:]
-    }
-
     /// One file read, with its values.
     struct File: Sendable {
         let url: URL
@@ -263,26 +145,9 @@ final class AdministratorLayers: Sendable {
         var vendorFiles: [File] = []
         var managedFiles: [File] = []
         var problems: [DefaultsError] = []
-
-        var vendor: Layer { Self.merge(vendorFiles) }
-        var managed: Layer { Self.merge(managedFiles) }
-
-        /// Each key's value from the first file that holds one `isIgnored` does not ignore.
-        static func merge(_ files: [File], isIgnored: (String, PropertyListValue, URL) -> Bool = { _, _, _ in false })
-            -> Layer
-        {
-            var layer = Layer()
-            for file in files {
-                for (key, value) in file.values where layer.values[key] == nil && !isIgnored(key, value, file.url) {
-                    layer.values[key] = value
-                    layer.files[key] = file.url
-                }
-            }
-            return layer
-        }
     }
 
-    /// A value of an administrator's file that no key of its name reads, reported once.
+    /// An administrator's value left out because no key of its name reads it, reported once.
     private struct IgnoredValue: Hashable {
         let key: String
         let file: URL
@@ -291,15 +156,17 @@ final class AdministratorLayers: Sendable {
 
     private struct State {
         var loaded = Loaded()
+        /// The resolution whose values are in the suite's domains: where each came from, and
+        /// whether the key can be written.
+        var resolution = AdministratorResolution()
         var ignored: Set<IgnoredValue> = []
-        /// The file each value put into the suite came from.
-        var applied: (vendor: [String: URL], managed: [String: URL]) = ([:], [:])
     }
 
     let directories: [URL]
     let suiteName: String
-    /// Serializes loads and their application to the suite; keeps the values last read, and
-    /// where each came from. Taken before the suite store's lock, never inside it.
+    /// Serializes loads and their application to the suite; keeps the files last read and the
+    /// resolution applied. Taken before the suite store's lock, never inside it; its holder never
+    /// waits for the suite's writer, `io` or file lock.
     private let current = Mutex(State())
     private let watchers = Mutex<[FileWatcher]>([])
     /// Where the watchers of the administrator's directories call back, one at a time.
@@ -320,7 +187,17 @@ final class AdministratorLayers: Sendable {
 
     /// The file the current value of `key` came from.
     func file(forKey key: String, managed: Bool) -> URL? {
-        current.withLock { managed ? $0.applied.managed[key] : $0.applied.vendor[key] }
+        current.withLock { managed ? $0.resolution.managedFile(forKey: key) : $0.resolution.vendorFile(forKey: key) }
+    }
+
+    /// Whether `key` can be written, by the resolution in the suite's domains.
+    func writability(ofKey key: String) -> Defaults.Writability {
+        current.withLock { $0.resolution.writability(ofKey: key) }
+    }
+
+    /// The resolution in the suite's domains.
+    var resolution: AdministratorResolution {
+        current.withLock { $0.resolution }
     }
 
     /// Whether a file read last holds `key`, as a default or enforced.
@@ -331,42 +208,39 @@ final class AdministratorLayers: Sendable {
         }
     }
 
-    /// Calls `apply` with the values read last but those `rejecting` names a key declaration
-    /// for (a key then takes the next file's value), holding the lock so that two applications
-    /// cannot cross; returns its result and a problem for each value newly ignored.
-    func withReadableValues<Result>(
-        rejecting: (String, PropertyListValue) -> Defaults.KeyDeclaration?,
-        apply: ([String: PropertyListValue], [String: PropertyListValue]) -> Result
+    /// Resolves the files read last (``AdministratorResolution``), `unreadable` telling why the
+    /// key of a name does not read a value, and calls `apply` with the resolution, holding the
+    /// lock so that two applications cannot cross; keeps it as the one in the suite's domains,
+    /// and returns `apply`'s result and a problem for each value newly ignored.
+    func resolve<Result>(
+        unreadable: (_ key: String, _ value: PropertyListValue) -> String?,
+        apply: (AdministratorResolution) -> Result
     ) -> (Result, [DefaultsError]) {
         current.withLock { state in
+            let resolution = AdministratorResolution(state.loaded, unreadable: unreadable)
             var ignored: Set<IgnoredValue> = []
             var problems: [DefaultsError] = []
-            func readable(_ files: [File], managed: Bool) -> Layer {
-                Loaded.merge(files) { key, value, file in
-                    guard let declaration = rejecting(key, value) else { return false }
-                    let entry = IgnoredValue(key: key, file: file, value: value)
-                    ignored.insert(entry)
-                    if !state.ignored.contains(entry) {
-                        problems.append(
-                            DefaultsError(
-                                suite: suiteName, kind: .wrongType, key: key, fileURL: file,
-                                message: "the administrator's \(managed ? "enforced value" : "default") of \"\(key)\" "
-                                    + "in \(file.path) was ignored: \(declaration) cannot read "
-                                    + "\(value.kindName); the next layer is read"))
-                    }
-                    return true
+            for entry in resolution.ignored {
+                let value = IgnoredValue(key: entry.key, file: entry.file, value: entry.value)
+                ignored.insert(value)
+                if !state.ignored.contains(value) {
+                    problems.append(
+                        DefaultsError(
+                            suite: suiteName, kind: .wrongType, key: entry.key, fileURL: entry.file,
+                            message: AdministratorResolution.ignoredMessage(
+                                key: entry.key, isManaged: entry.isManaged, file: entry.file,
+                                reason: entry.unreadable ?? "")))
                 }
             }
-            let vendor = readable(state.loaded.vendorFiles, managed: false)
-            let managed = readable(state.loaded.managedFiles, managed: true)
             state.ignored = ignored
-            state.applied = (vendor.files, managed.files)
-            return (apply(vendor.values, managed.values), problems)
+            state.resolution = resolution
+            return (apply(resolution), problems)
         }
     }
 
     /// Reads every file, the last directory first so that the first listed wins. `isApplied`:
-    /// the values go into the suite as they are (when it opens, before any key is declared).
+    /// the values go into the suite as they are, every value counting (when it opens, before
+    /// any key is declared), and ``resolution`` is theirs.
     func load(isApplied: Bool = false) -> Loaded {
         current.withLock { current in
             var loaded = Loaded()
@@ -389,7 +263,7 @@ final class AdministratorLayers: Sendable {
             }
             current.loaded = loaded
             if isApplied {
-                current.applied = (loaded.vendor.files, loaded.managed.files)
+                current.resolution = AdministratorResolution(loaded) { _, _ in nil }
             }
             return loaded
         }

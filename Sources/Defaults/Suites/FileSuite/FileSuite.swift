@@ -195,12 +195,13 @@ public final class FileSuite: DefaultsSuite {
         administrator = AdministratorLayers(directories: administratorDirectories, suiteName: self.name)
         writes = WriteScheduler(delay: coalescingDelay, retry: Self.writeRetry) { $0.writePending() }
         let layers = administrator.load(isApplied: true)
+        let resolution = administrator.resolution
         let administrator = administrator
         store = SuiteStore(
             name: self.name, fileURL: self.fileURL,
             domains: SuiteDomains(
-                managed: layers.managed.values, arguments: ArgumentsDomain.parse(launchArguments),
-                persistent: values, vendor: layers.vendor.values),
+                managed: resolution.managedValues, arguments: ArgumentsDomain.parse(launchArguments),
+                persistent: values, vendor: resolution.vendorValues),
             keepsPending: true,
             managedFile: { administrator.file(forKey: $0, managed: true) })
         fileState = Mutex(FileState(loadedIdentity: identity))
