@@ -1,3 +1,4 @@
+import DefaultsTerminalText
 import Foundation
 
 /// Shell completion of the positional arguments of the commands that take a domain: the domain,
@@ -7,6 +8,15 @@ enum Completion {
     /// The candidates for `words[index]`, which starts with `prefix`; `words` are the shell words
     /// of the command line, as swift-argument-parser passes them to a custom completion.
     static func candidates(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
+        // Names come from files that other programs write (domains, keys, a folder's entries). One
+        // holding a control (`TerminalText.isControl`) is left out: the shell shows a candidate as
+        // it is, so the terminal would obey it, and a line break splits it into two forged
+        // candidates. Escaped, as `defaults` prints it, it would complete to a name that does not
+        // exist.
+        unfiltered(words, index, prefix).filter { !$0.unicodeScalars.contains(where: TerminalText.isControl) }
+    }
+
+    private static func unfiltered(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
         let line = CommandLineWords(words, upTo: index)
         // Which argument after the domain the word is; -1 when it is the domain itself.
         let afterDomain = line.positionals.count - (line.selectedDomain == nil ? 1 : 0)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsTerminalText
 import Foundation
 import Logging
 
@@ -53,7 +54,13 @@ enum Main {
             // handler after the command said that nothing was written. Output is unbuffered.
             _exit(failure.status)
         } catch {
-            DefaultsTool.exit(withError: error)
+            // Help, the version, a completion script and completion candidates end in success
+            // and are the parser's own text or `Completion`'s; any other report quotes arguments.
+            let status = DefaultsTool.exitCode(for: error)
+            guard !status.isSuccess else { DefaultsTool.exit(withError: error) }
+            TerminalText.printArgumentError(
+                DefaultsTool.fullMessage(for: error), quoting: DefaultsTool.message(for: error))
+            DefaultsTool.exit(withError: status)
         }
     }
 }

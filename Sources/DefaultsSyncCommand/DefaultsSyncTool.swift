@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsTerminalText
 import Logging
 
 /// `defaults-sync`: how `Defaults.iCloud` syncs on this machine. A command of its own, apart from
@@ -30,7 +31,12 @@ struct DefaultsSyncTool: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            exit(withError: error)
+            // Help, the version and a completion script end in success and are the parser's own
+            // text; any other report quotes the arguments.
+            let status = exitCode(for: error)
+            guard !status.isSuccess else { exit(withError: error) }
+            TerminalText.printArgumentError(fullMessage(for: error), quoting: message(for: error))
+            exit(withError: status)
         }
     }
 }

@@ -67,6 +67,32 @@ package enum TerminalText {
         return Array(escaped(String(decoding: utf8, as: UTF8.self), layout: layout).utf8)
     }
 
+    /// Writes a command-line parser's report of a mistake in the arguments to standard error (and
+    /// nothing when `report` is empty, as for an exit status thrown alone). `report` is the
+    /// parser's whole text: `message`, the part that quotes the arguments, then help and usage of
+    /// its own. Arguments come from files and other programs (`xargs`, scripts), so `message` is
+    /// escaped as one line, a line break in an argument forging no line; the rest keeps its lines.
+    package static func printArgumentError(_ report: String, quoting message: String) {
+        guard !report.isEmpty else { return }
+        var text: String
+        if !message.isEmpty, let range = report.firstRange(of: message) {
+            text = escaped(String(report[..<range.lowerBound]), layout: .lines) + escaped(message)
+            text += escaped(String(report[range.upperBound...]), layout: .lines)
+        } else {
+            text = escaped(report, layout: .lines)
+        }
+        text += "\n"
+        text.withUTF8 { bytes in
+            var written = 0
+            while written < bytes.count {
+                let count = write(STDERR_FILENO, bytes.baseAddress! + written, bytes.count - written)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return }
+                written += count
+            }
+        }
+    }
+
     /// JSON text with the controls that JSON lets a string hold as they are (DEL, C1, the
     /// bidirectional controls) written as `\uXXXX` escapes instead, so that it stays the same JSON
     /// and is safe to show. Those characters can only be inside strings of valid JSON.

@@ -85,6 +85,23 @@ struct CompletionTests {
         }
     }
 
+    @Test("A domain, key or file whose name holds a control is not offered; its line break forges no candidate")
+    func namesWithControls() throws {
+        let sandbox = try CommandSandbox()
+        try sandbox.store(
+            ["plain": 1, "title\u{1B}]0;pwned\u{07}": 2, "erase\u{1B}[2K": 3, "two\nforged": 4, "csi\u{9B}2J": 5],
+            as: "com.example.app")
+        try sandbox.store(["x": 1], as: "com.example.\u{1B}[2Kforged")
+        #expect(try complete(sandbox, "read", "com.example.app", "") == ["plain"])
+        #expect(try complete(sandbox, "read", "") == ["com.example.app", "NSGlobalDomain"])
+        let folder = sandbox.directory.appendingPathComponent("exports", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in ["app.plist", "title\u{1B}]0;pwned\u{07}.plist", "two\nforged.plist"] {
+            try Data().write(to: folder.appendingPathComponent(name))
+        }
+        #expect(try complete(sandbox, "export", "com.example.app", folder.path + "/") == [folder.path + "/app.plist"])
+    }
+
     @Test(
         "The generated bash script completes keys after a domain",
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/bash"), "needs bash"))

@@ -4,9 +4,6 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `env`, which finds `python3` (its `pty` module runs a command with a pseudo-terminal as its output).
-private let envPath = "/usr/bin/env"
-
 /// Control characters planted in a schema (a description, a Swift type name, a default, a choice),
 /// a stored value and a domain's file name reach the person running `defaults` escaped, whether
 /// its output is a terminal (a pseudo-terminal, through Python's `pty`) or a pipe; only a
@@ -14,8 +11,7 @@ private let envPath = "/usr/bin/env"
 /// escapes.
 @Suite(
     "terminal controls in what the defaults command prints", .mayBlock,
-    .enabled(
-        if: (try? ChildProcess.run(envPath, ["python3", "-c", "import pty"]).status) == 0, "needs python3"))
+    .enabled(if: TerminalControlText.canRunOnTerminal, "needs python3"))
 struct TerminalEscapingTests {
     static let domain = "com.example.hostile"
     static let hostile = TerminalControlText.hostile
@@ -41,16 +37,10 @@ struct TerminalEscapingTests {
         return sandbox
     }
 
-    /// Runs `defaults arguments…` with a pseudo-terminal as its standard output and error (Python's
-    /// `pty.spawn`, which, unlike util-linux's `script`, ends with the command even when its own
-    /// standard input is at its end, as CI's is), and returns what the terminal received, its line
-    /// ends (CR LF) as LF.
+    /// Runs `defaults arguments…` with a pseudo-terminal as its standard output and error
+    /// (``TerminalControlText/runOnTerminal(_:_:environment:)``).
     static func runOnTerminal(_ sandbox: CommandSandbox, _ arguments: [String]) throws -> ChildProcess.Result {
-        let spawn = "import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))"
-        var result = try ChildProcess.run(
-            envPath, ["python3", "-c", spawn, CommandSandbox.executable] + arguments, environment: sandbox.environment)
-        result.outputData = Data(result.output.replacingOccurrences(of: "\r\n", with: "\n").utf8)
-        return result
+        try TerminalControlText.runOnTerminal(CommandSandbox.executable, arguments, environment: sandbox.environment)
     }
 
     static func rawControls(_ data: Data) -> [String] {
@@ -203,5 +193,33 @@ struct TerminalEscapingTests {
         // The command's own second line stays a line of its own.
         let usage = try sandbox.run("delete", "com.example.none-such")
         #expect(usage.error.split(separator: "\n").contains("Defaults have not been changed."), "\(usage)")
+    }
+
+    @Test(
+        "The parser's report of an argument it rejects quotes it escaped, to a terminal as to a pipe; exit status 64",
+        arguments: [["read", "--" + hostile], ["domains", hostile], ["--generate-completion-script", hostile]])
+    func rejectedArguments(arguments: [String]) throws {
+        let sandbox = try CommandSandbox()
+        let terminal = try Self.runOnTerminal(sandbox, arguments)
+        let pipe = try sandbox.run(arguments)
+        #expect(terminal.status == 64 && pipe.status == 64, "\(terminal)\n\(pipe)")
+        #expect(Self.rawControls(terminal.outputData).isEmpty, "\(terminal)")
+        #expect(Self.rawControls(pipe.errorData).isEmpty, "\(pipe)")
+        #expect(pipe.outputData.isEmpty, "\(pipe)")
+        for report in [terminal.output, pipe.error] {
+            #expect(report.hasPrefix("Error: ") && report.contains(Self.shown), "\(report.debugDescription)")
+        }
+    }
+
+    @Test("A line break in a rejected argument is shown, never obeyed: no forged line on standard error")
+    func rejectedArgumentForgesNoLine() throws {
+        let sandbox = try CommandSandbox()
+        let result = try sandbox.run("read", "--x\nError: forged")
+        #expect(result.status == 64, "\(result)")
+        let lines = result.error.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("Error: forged") }, "\(result)")
+        #expect(result.error.contains(#"'--x\nError: forged'"#), "\(result)")
+        // The parser's own lines stay lines.
+        #expect(lines.contains { $0.hasPrefix("Usage: defaults read") }, "\(result)")
     }
 }

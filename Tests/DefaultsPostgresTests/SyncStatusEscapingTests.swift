@@ -29,4 +29,37 @@ struct SyncStatusEscapingTests {
         #expect(TerminalControlText.rawControls(in: result.outputData).isEmpty, "\(result)")
         #expect(report.suites.map(\.suite) == ["suite" + TerminalControlText.hostile], "\(result)")
     }
+
+    @Test(
+        "The parser's report of an argument it rejects quotes it escaped; exit status 64",
+        arguments: [["--timeout", TerminalControlText.hostile], ["--" + TerminalControlText.hostile]])
+    func rejectedArguments(arguments: [String]) throws {
+        var results = [try StatusCommand.run([:], arguments: arguments)]
+        if TerminalControlText.canRunOnTerminal {
+            var terminal = try TerminalControlText.runOnTerminal(StatusCommand.path, ["status"] + arguments)
+            // A terminal receives standard error and output together.
+            (terminal.errorData, terminal.outputData) = (terminal.outputData, Data())
+            results.append(terminal)
+        }
+        for result in results {
+            #expect(result.status == 64, "\(result)")
+            #expect(TerminalControlText.rawControls(in: result.errorData).isEmpty, "\(result)")
+            #expect(result.outputData.isEmpty, "\(result)")
+            #expect(result.error.hasPrefix("Error: ") && result.error.contains(TerminalControlText.shown), "\(result)")
+        }
+    }
+
+    @Test("A line break in a rejected argument forges no line; the command's help still goes to standard output")
+    func rejectedArgumentForgesNoLine() throws {
+        let result = try StatusCommand.run([:], arguments: ["--timeout", "x\nError: forged"])
+        #expect(result.status == 64, "\(result)")
+        let lines = result.error.split(separator: "\n")
+        #expect(!lines.contains { $0.hasPrefix("Error: forged") }, "\(result)")
+        #expect(result.error.contains(#"'x\nError: forged'"#), "\(result)")
+        #expect(lines.contains { $0.hasPrefix("Usage: defaults-sync status") }, "\(result)")
+
+        let help = try StatusCommand.run([:], arguments: ["--help"])
+        #expect(help.status == 0 && help.error.isEmpty, "\(help)")
+        #expect(help.output.contains("--timeout <timeout>"), "\(help)")
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Text a terminal obeys rather than shows, as a hostile file, schema or machine could plant it,
 /// and how the commands print it: for the tests that what they print of outside text is safe.
 public enum TerminalControlText {
@@ -12,6 +14,27 @@ public enum TerminalControlText {
     public static let shown =
         #"\u{1B}]52;c;Y2xpcGJvYXJk\u{7}\u{1B}]0;title\u{7}\u{1B}[2K\u{1B}[1Aforged\u{9B}2J"#
         + #"\u{202E}desrever\u{2066}isolated\u{2069}\u{7F}"#
+
+    /// Whether ``runOnTerminal(_:_:environment:)`` can run: it needs `python3` and its `pty` module.
+    public static let canRunOnTerminal =
+        (try? ChildProcess.run(envPath, ["python3", "-c", "import pty"]).status) == 0
+
+    /// Runs `executable arguments…` with a pseudo-terminal as its standard output and error (Python's
+    /// `pty.spawn`, which, unlike util-linux's `script`, ends with the command even when its own
+    /// standard input is at its end, as CI's is), and returns what the terminal received as the
+    /// output, its line ends (CR LF) as LF.
+    public static func runOnTerminal(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> ChildProcess.Result {
+        let spawn = "import os, pty, sys; sys.exit(os.waitstatus_to_exitcode(pty.spawn(sys.argv[1:])))"
+        var result = try ChildProcess.run(
+            envPath, ["python3", "-c", spawn, executable] + arguments, environment: environment)
+        result.outputData = Data(result.output.replacingOccurrences(of: "\r\n", with: "\n").utf8)
+        return result
+    }
+
+    /// `env`, which finds `python3`.
+    private static let envPath = "/usr/bin/env"
 
     /// The characters of `bytes` (UTF-8) that a terminal obeys, other than a line feed and a tab,
     /// as hexadecimal code points: C0 controls, DEL, C1 controls, bidirectional controls.
