@@ -336,6 +336,144 @@ func engineCommand(_ words: [String]) async throws -> String {
 
 // MARK: - End of the block of EngineClockTests and EngineConvergenceTests
 
+// MARK: - EngineBackpressureTests (one block; two hooks below are marked with its name)
+//
+// Arguments: [--store flood]  the machine syncs through a `FloodStore` instead of the in-memory
+//                             one: a store that reports records as fast as the library takes them
+// Commands:
+//   flood-hold KEYS      declares the `String?` keys flood-0…flood-(KEYS-1) and observes each: the
+//                        first change an observer sees holds the engine's task until `flood-release`
+//   flood-start EVENTS   the store reports EVENTS events, one after another as `report` returns,
+//                        each of KEYS records: record I (I = event × KEYS + key) of key flood-key,
+//                        value I, each later than the one before
+//   flood-state          flood calls=C returned=R finished=B holding=B seen=S: reports started and
+//                        returned, whether all have, whether an observer holds the engine now, and
+//                        how many changes the observers saw
+//   flood-release        lets the held observer go
+//   flood-replace        the machine's in-memory store replaces the flood store (`use` again)
+//   flood-check          flood-check ordered=B values=V,V,…: whether each key's observer saw its values
+//                        in increasing order, and each key's value now
+
+/// Runs the flood's producer on threads of its own: the engine's task, held by an observer, blocks
+/// a thread of the cooperative pool, which may have no other.
+final class FloodExecutor: TaskExecutor {
+    static let shared = FloodExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        DispatchQueue(label: "FloodExecutor").async { job.runSynchronously(on: executor) }
+    }
+}
+
+/// A store that holds nothing and reports, once started, records as fast as `report` returns.
+final class FloodStore: DefaultsSyncStore {
+    let description = "flood store"
+    let calls = Atomic(0)
+    let returned = Atomic(0)
+    let isFinished = Atomic(false)
+    let keys = Atomic(1)
+    private let starts: AsyncStream<Int>
+    private let start: AsyncStream<Int>.Continuation
+
+    init() {
+        (starts, start) = AsyncStream<Int>.makeStream()
+    }
+
+    func flood(events: Int) {
+        start.yield(events)
+    }
+
+    func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async {
+        await report(.connected)
+        await withTaskExecutorPreference(FloodExecutor.shared) {
+            for await events in starts {
+                let width = self.keys.load(ordering: .sequentiallyConsistent)
+                let base = Int64(Date().timeIntervalSince1970 * 1000)
+                for event in 0..<events {
+                    let records = (0..<width).map { key in
+                        let index = event * width + key
+                        return SyncRecord(
+                            key: "flood-\(key)", value: (try? encoded("\(index)")) ?? Data(),
+                            timestamp: SyncTimestamp(wallTime: base + Int64(index), counter: 0, origin: "flood"))
+                    }
+                    calls.add(1, ordering: .sequentiallyConsistent)
+                    await report(.received(records))
+                    returned.add(1, ordering: .sequentiallyConsistent)
+                }
+                isFinished.store(true, ordering: .sequentiallyConsistent)
+            }
+        }
+    }
+
+    func timestamps() async throws -> [String: SyncTimestamp] { [:] }
+    func records(forKeys keys: [String]) async throws -> [SyncRecord] { [] }
+    func push(_ records: [SyncRecord]) async throws {}
+}
+
+let floodStore = options["--store"] == "flood" ? FloodStore() : nil
+let floodCommands: Set<String> = [
+    "flood-hold", "flood-start", "flood-state", "flood-release", "flood-replace", "flood-check",
+]
+let floodRelease = DispatchSemaphore(value: 0)
+/// What the observers saw: each key's values in order, and whether one holds the engine now.
+let floodSeen = Mutex<(values: [String: [Int]], hasHeld: Bool, isHolding: Bool)>(([:], false, false))
+nonisolated(unsafe) var floodObservations: [Defaults.Observation] = []
+
+func floodCommand(_ words: [String]) throws -> String {
+    guard let floodStore else { throw EngineCommandError(description: "no flood store: --store flood") }
+    switch (words[0], words.count) {
+    case ("flood-hold", 2):
+        let count = Int(words[1]) ?? 1
+        floodStore.keys.store(count, ordering: .sequentiallyConsistent)
+        for index in 0..<count {
+            let name = "flood-\(index)"
+            floodObservations.append(
+                Defaults.observe(key(name), options: []) { change in
+                    let mustHold = floodSeen.withLock { seen -> Bool in
+                        seen.values[name, default: []].append(Int(change.newValue ?? "") ?? -1)
+                        guard !seen.hasHeld else { return false }
+                        seen.hasHeld = true
+                        seen.isHolding = true
+                        return true
+                    }
+                    if mustHold {
+                        floodRelease.wait()
+                        floodSeen.withLock { $0.isHolding = false }
+                    }
+                })
+        }
+        return "ok"
+    case ("flood-start", 2):
+        floodStore.flood(events: Int(words[1]) ?? 0)
+        return "ok"
+    case ("flood-state", 1):
+        let (seen, isHolding) = floodSeen.withLock { seen in
+            (seen.values.values.map(\.count).reduce(0, +), seen.isHolding)
+        }
+        return "flood calls=\(floodStore.calls.load(ordering: .sequentiallyConsistent)) "
+            + "returned=\(floodStore.returned.load(ordering: .sequentiallyConsistent)) "
+            + "finished=\(floodStore.isFinished.load(ordering: .sequentiallyConsistent)) "
+            + "holding=\(isHolding) seen=\(seen)"
+    case ("flood-release", 1):
+        floodRelease.signal()
+        return "ok"
+    case ("flood-replace", 1):
+        Defaults.iCloud.use(machine)
+        return "ok"
+    case ("flood-check", 1):
+        let count = floodStore.keys.load(ordering: .sequentiallyConsistent)
+        let values = floodSeen.withLock { $0.values }
+        let isOrdered = values.values.allSatisfy { seen in zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 } }
+        let now = (0..<count).map { Defaults[key("flood-\($0)")] ?? "(nil)" }
+        return "flood-check ordered=\(isOrdered) values=\(now.joined(separator: ","))"
+    default:
+        throw EngineCommandError(description: "unknown command: \(words.joined(separator: " "))")
+    }
+}
+
+// MARK: - End of the block of EngineBackpressureTests
+
 func describe(_ status: SyncStatus) -> String {
     "status connected=\(status.isConnected) pending=\(status.pendingChanges) refused=\(status.refusedKeys.count) "
         + "aside=\(status.keptAsideKeys.joined(separator: ",")) error=\(status.lastError ?? "(none)")"
@@ -362,7 +500,9 @@ func declaredKey(_ name: String) -> Defaults.Key<String>? {
 if options["--offline"] == "yes" {
     machineStore.disconnect()
 }
-if engineConnectsAStore {  // EngineClockTests and EngineConvergenceTests: --store, --clock-offset
+if let floodStore {  // EngineBackpressureTests: --store flood
+    Defaults.iCloud.use(floodStore)
+} else if engineConnectsAStore {  // EngineClockTests and EngineConvergenceTests: --store, --clock-offset
     Defaults.iCloud.use(machine, clock: engineMachineClock)
 }
 var snapshot: [String: SyncRecord] = [:]
@@ -479,6 +619,8 @@ while let line = readLine() {
             for run in runs { run.cancel() }
             reply("ok")
             exit(0)
+        case (let command, _) where floodCommands.contains(command):  // EngineBackpressureTests
+            reply(try floodCommand(words))
         case (let command, _) where engineCommands.contains(command):  // EngineClockTests and EngineConvergenceTests
             reply(try await engineCommand(words))
         default:

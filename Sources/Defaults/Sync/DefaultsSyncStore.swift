@@ -21,6 +21,12 @@ public protocol DefaultsSyncStore: AnyObject, Sendable {
     /// machines' changes, so that the library catches up on what it missed; report each record
     /// other machines change as ``SyncEvent/received(_:)``; report a failed or lost connection as
     /// ``SyncEvent/disconnected(_:)``.
+    ///
+    /// `report` returns once the library has room for the event: while it is behind (a few events
+    /// queued and not yet applied), it waits, and a store that reads a connection should stop
+    /// reading meanwhile rather than buffer without bound. It never waits while the library
+    /// awaits one of the other methods, whose answer may come behind the events. It returns
+    /// without waiting once the calling task is cancelled.
     func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async
 
     /// The timestamp of every record the store holds, by key name: the first catch-up after

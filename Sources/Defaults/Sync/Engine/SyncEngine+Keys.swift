@@ -68,13 +68,19 @@ extension SyncEngine {
         }
     }
 
-    /// Starts using `store`: every synced key's suite is watched, and the store's events run.
+    /// Starts using `store`: every synced key's suite is watched, and the store's events run, each
+    /// `report` waiting for room (``report(_:generation:)``).
     func use(_ store: any DefaultsSyncStore, clock: HybridLogicalClock) {
-        let (previous, keys, generation) = withState { state in
+        let (previous, reporters, keys, generation) = withState { state in
             let previous = state.session.runTask
+            let reporters = state.session.reporters.map(\.continuation)
             state.session = SyncSession(store: store, generation: state.session.generation + 1)
             state.clock = clock
-            return (previous, state.keys, state.session.generation)
+            return (previous, reporters, state.keys, state.session.generation)
+        }
+        // The previous store's reports waiting for room: their events would be passed over.
+        for reporter in reporters {
+            reporter.resume(returning: false)
         }
         previous?.cancel()
         for key in keys {
@@ -83,7 +89,7 @@ extension SyncEngine {
         bindSuitesWithPendingChanges()
         let task = Task.detached { [unowned self] in
             await store.run { event in
-                self.enqueue(.event(event, generation: generation))
+                await self.report(event, generation: generation)
             }
         }
         withState { $0.session.runTask = task }

@@ -21,7 +21,7 @@ extension SyncEngine {
     private static func isIdle(_ state: State) -> Bool {
         let session = state.session
         return session.store == nil
-            || (session.isConnected && session.hasCaughtUp && state.queuedJobs == 0
+            || (session.isConnected && session.hasCaughtUp && state.queuedJobs == 0 && session.queuedEvents == 0
                 && pendingTimestamps(state).isEmpty)
     }
 

@@ -16,10 +16,20 @@ import Synchronization
 /// runs: journals another process may have written are read again before it is taken, and made
 /// durable after. It is taken inside a suite's persisting write (the persist listener), so it is
 /// never held while taking a suite's `io`; under it, only suites' and journals' state locks are
-/// taken (to read values and record entries).
+/// taken (to read values and record entries). Continuations it holds (waiters for completion,
+/// reports waiting for room) are taken out under it and resumed once it is released.
+///
+/// The store's events wait for room: its `report` returns once fewer than ``queuedEventLimit``
+/// of them are queued and not yet run (pushes and catch-ups are coalesced, so only events grow
+/// the queue), and a store that awaits it stops reading meanwhile.
 final class SyncEngine: Sendable {
 
     static let shared = SyncEngine()
+
+    /// The most store events queued and not yet run, the one running included. An event may
+    /// carry a whole batch (1,000 records from the sync service): four keep the engine fed while
+    /// the store reads the next, and hold at most four batches in memory.
+    static let queuedEventLimit = 4
 
     enum Job {
         case event(SyncEvent, generation: Int)
@@ -43,6 +53,9 @@ final class SyncEngine: Sendable {
         var isPushQueued = false
         var isCatchUpAddedQueued = false
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+        /// The engine's task awaits a call to the store: its events are let in past the limit
+        /// meanwhile (``callingStore(_:)``).
+        var storeCalls = 0
     }
 
     /// The engine's state, journals' entries included: see the type's discussion. Its closures
@@ -57,7 +70,18 @@ final class SyncEngine: Sendable {
         Task.detached { [unowned self] in
             for await job in stream {
                 await self.run(job)
-                self.withState { $0.queuedJobs -= 1 }
+                let admitted = self.withState { state -> [CheckedContinuation<Bool, Never>] in
+                    state.queuedJobs -= 1
+                    // An earlier session's event counted in that session only, now gone.
+                    guard case .event(_, let generation) = job, generation == state.session.generation else {
+                        return []
+                    }
+                    state.session.queuedEvents -= 1
+                    return Self.admitReporters(&state)
+                }
+                for reporter in admitted {
+                    reporter.resume(returning: true)
+                }
                 self.resumeWaitersIfIdle()
             }
         }
@@ -96,6 +120,78 @@ final class SyncEngine: Sendable {
         if !isRedundant {
             jobs.yield(job)
         }
+    }
+
+    // MARK: The store's events
+
+    /// The store's `report`: queues `event` once the engine has room for it, waiting meanwhile, so
+    /// that a store that falls behind holds its backlog (or stops reading) rather than the engine.
+    ///
+    /// The wait ends when the engine runs an event, or calls the store; and without queuing the
+    /// event when the session is replaced (its events are passed over). A cancelled task's event
+    /// is queued past the limit while its session is in use: nothing reported is lost.
+    func report(_ event: SyncEvent, generation: Int) async {
+        let id = UUID()
+        let isAdmitted = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                // Checked and stored under one lock, so that no room made meanwhile is missed.
+                let answer = withState { state -> Bool? in
+                    guard state.session.generation == generation, !Task.isCancelled else { return false }
+                    guard Self.hasRoom(state) else {
+                        state.session.reporters.append((id, continuation))
+                        return nil
+                    }
+                    state.session.queuedEvents += 1
+                    return true
+                }
+                if let answer {
+                    continuation.resume(returning: answer)
+                }
+            }
+        } onCancel: {
+            withState { state in
+                state.session.reporters.firstIndex { $0.id == id }.map { state.session.reporters.remove(at: $0) }
+            }?.continuation.resume(returning: false)
+        }
+        let isQueued = withState { state -> Bool in
+            guard !isAdmitted else { return true }
+            guard state.session.generation == generation else { return false }
+            state.session.queuedEvents += 1
+            return true
+        }
+        if isQueued {
+            enqueue(.event(event, generation: generation))
+        }
+    }
+
+    /// Calls the store. Its events are let in past the limit until the call returns: a store
+    /// with one connection (the sync service's) reads the call's answer behind them, and would
+    /// otherwise wait for an engine that waits for it.
+    func callingStore<Value>(_ call: () async throws -> Value) async rethrows -> Value {
+        let admitted = withState { state in
+            state.storeCalls += 1
+            return Self.admitReporters(&state)
+        }
+        for reporter in admitted {
+            reporter.resume(returning: true)
+        }
+        defer { withState { $0.storeCalls -= 1 } }
+        return try await call()
+    }
+
+    private static func hasRoom(_ state: State) -> Bool {
+        state.session.queuedEvents < queuedEventLimit || state.storeCalls > 0
+    }
+
+    /// Takes the reports that now have room, first come first, counting their events as queued:
+    /// the caller resumes them once the lock is released.
+    private static func admitReporters(_ state: inout State) -> [CheckedContinuation<Bool, Never>] {
+        var admitted: [CheckedContinuation<Bool, Never>] = []
+        while !state.session.reporters.isEmpty, hasRoom(state) {
+            admitted.append(state.session.reporters.removeFirst().continuation)
+            state.session.queuedEvents += 1
+        }
+        return admitted
     }
 
     /// Queues `job` again after a pause: a push or catch-up failed while the store still looked

@@ -12,6 +12,14 @@ struct SyncSession {
     /// Tells the events of this session's store from those of an earlier one still arriving.
     var generation = 0
     var runTask: Task<Void, Never>?
+    /// The store's events queued on the engine's task and not yet run (the one running included),
+    /// and those admitted on their way there: at most ``SyncEngine/queuedEventLimit`` but for
+    /// those let in while the engine called the store.
+    var queuedEvents = 0
+    /// The store's reports waiting for room, first come first; resumed with `true` when admitted
+    /// (their event counted in `queuedEvents`), `false` when not (the session was replaced, or
+    /// the reporting task cancelled).
+    var reporters: [(id: UUID, continuation: CheckedContinuation<Bool, Never>)] = []
     var isConnected = false
     var hasCaughtUp = false
     /// A whole catch-up with this store completed: from then on a reconnection takes only what
