@@ -94,7 +94,7 @@ extension EncryptedSyncStore {
     /// passphrase put there), or at the first version in an empty namespace.
     func pushCheck(over existing: SyncRecord?) async throws {
         let version =
-            existing.flatMap { Self.successor(of: $0.timestamp, origin: Self.checkVersion.origin) }
+            existing.flatMap { $0.timestamp.successor(origin: Self.checkVersion.origin) }
             ?? Self.checkVersion
         let sealed = try keys.seal(
             name: Self.checkName, value: nil, storedName: Self.checkName, version: version.description)

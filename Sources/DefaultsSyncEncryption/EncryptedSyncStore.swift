@@ -228,7 +228,7 @@ public final class EncryptedSyncStore: DefaultsSyncStore {
     private func pushHead(after latest: SyncTimestamp?) async throws {
         let (head, previous) = state.withLock { ($0.known, $0.headVersion) }
         let base = [previous, latest].compactMap { $0 }.max() ?? SyncTimestamp(wallTime: 0, counter: 0, origin: "")
-        guard let version = Self.successor(of: base, origin: headOrigin) else { return }
+        guard let version = base.successor(origin: headOrigin) else { return }
         let sealed = try keys.seal(
             name: Self.headName, value: head.encoded(), storedName: Self.headName, version: version.description)
         do {
@@ -249,17 +249,6 @@ public final class EncryptedSyncStore: DefaultsSyncStore {
             state.mustPushHead = false
         }
         memory.remember(version: version, head: head)
-    }
-
-    /// A version just after `version`, or `nil` past the largest one (which no clock reaches).
-    static func successor(of version: SyncTimestamp, origin: String) -> SyncTimestamp? {
-        if version.counter < Int64.max {
-            return SyncTimestamp(wallTime: version.wallTime, counter: version.counter + 1, origin: origin)
-        }
-        if version.wallTime < Int64.max {
-            return SyncTimestamp(wallTime: version.wallTime + 1, counter: 0, origin: origin)
-        }
-        return nil
     }
 
     // MARK: Names

@@ -93,12 +93,4 @@ struct NamespaceHeadTests {
         badOrigin[badOrigin.endIndex - 1] = 7
         #expect(throws: EndToEndError.malformed) { try NamespaceHead(decoding: badOrigin) }
     }
-
-    @Test func theVersionAfterTheLargestIsNone() {
-        #expect(
-            EncryptedSyncStore.successor(of: Self.version(5, 2), origin: "o") == Self.version(5, 3, "o"))
-        #expect(
-            EncryptedSyncStore.successor(of: Self.version(5, Int64.max), origin: "o") == Self.version(6, 0, "o"))
-        #expect(EncryptedSyncStore.successor(of: Self.version(Int64.max, Int64.max), origin: "o") == nil)
-    }
 }

@@ -49,9 +49,11 @@ package final class HybridLogicalClock: Sendable {
         return last.withLock { last in
             if physical > last.wallTime {
                 last = SyncTimestamp(wallTime: physical, counter: 0, origin: origin)
-            } else {
-                last.counter += 1
+            } else if let next = last.successor(origin: origin) {
+                last = next
             }
+            // Else a received stamp holds the largest version there is: the clock stays at it
+            // (its changes then tie, and lose or win by origin) rather than trap.
             return last
         }
     }

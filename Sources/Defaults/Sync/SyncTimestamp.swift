@@ -47,6 +47,18 @@ public struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConvert
         self.init(wallTime: version.wall, counter: version.counter, origin: version.origin)
     }
 
+    /// The earliest version by `origin` after this one (the next counter, else the next
+    /// millisecond), or `nil` past the largest there is, which only a hostile stamp reaches.
+    package func successor(origin: String) -> SyncTimestamp? {
+        if counter < Int64.max {
+            return SyncTimestamp(wallTime: wallTime, counter: counter + 1, origin: origin)
+        }
+        if wallTime < Int64.max {
+            return SyncTimestamp(wallTime: wallTime + 1, counter: 0, origin: origin)
+        }
+        return nil
+    }
+
     /// The version of a value stored before it was ever synced: older than any change.
     static func unknown(origin: String) -> Self {
         Self(wallTime: 0, counter: 0, origin: origin)

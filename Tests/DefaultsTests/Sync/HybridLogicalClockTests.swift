@@ -24,6 +24,30 @@ struct HybridLogicalClockTests {
         }
     }
 
+    @Test func theVersionAfterTheLargestIsNone() {
+        let version = { (wall: Int64, counter: Int64) in SyncTimestamp(wallTime: wall, counter: counter, origin: "o") }
+        #expect(version(5, 2).successor(origin: "p") == SyncTimestamp(wallTime: 5, counter: 3, origin: "p"))
+        #expect(version(5, .max).successor(origin: "p") == SyncTimestamp(wallTime: 6, counter: 0, origin: "p"))
+        #expect(version(.max, .max).successor(origin: "p") == nil)
+    }
+
+    /// A stamp from another machine or a row is input: one at the last counter, or at the largest
+    /// version there is, must not make the next local change trap on an overflow.
+    @Test func aHostileStampAtTheLargestCounterOrVersionDoesNotTrap() {
+        let clock = HybridLogicalClock(origin: "a", wallClock: { Date(timeIntervalSince1970: 1_000) })
+        let lastCounter = SyncTimestamp(wallTime: 2_000_000, counter: .max, origin: "z")
+        clock.receive(lastCounter)
+        let next = clock.now()
+        #expect(next > lastCounter)
+        #expect(next == SyncTimestamp(wallTime: 2_000_001, counter: 0, origin: "a"))
+
+        let largest = SyncTimestamp(wallTime: .max, counter: .max, origin: "z")
+        clock.receive(largest)
+        let stuck = clock.now()
+        #expect(stuck.wallTime == .max && stuck.counter == .max)
+        #expect(clock.now() == stuck)
+    }
+
     @Test func aClockBehindStampsAfterWhatItReceived() {
         let wall = ManualClock()
         let behind = HybridLogicalClock(origin: "b", wallClock: { wall.date.addingTimeInterval(-3600) })
