@@ -40,6 +40,18 @@ public struct WireVersion: Sendable, Hashable, Comparable, CustomStringConvertib
         for byte in origin.utf8 { hasher.combine(byte) }
     }
 
+    /// How far ahead of a receiving machine's clock a version may be, in milliseconds: a day.
+    /// Clocks disagree by seconds or minutes; a version further ahead, from a broken clock or a
+    /// hostile writer, would win every later change of its key, and a clock that took it in would
+    /// stamp every change after it near the end of time.
+    public static let maximumLead: Int64 = 86_400_000
+
+    /// Whether this version is further ahead of the wall clock `now` (milliseconds since 1970)
+    /// than ``maximumLead``.
+    public func isTooFarAhead(of now: Int64) -> Bool {
+        now <= Int64.max - Self.maximumLead && wall > now + Self.maximumLead
+    }
+
     /// `wall.counter.origin`.
     public var description: String { "\(wall).\(counter).\(origin)" }
 }

@@ -105,6 +105,25 @@ struct VersionOrderTests {
         }
     }
 
+    /// A version more than a day ahead of the receiving clock is refused by the stores' one
+    /// rule (`RecordRefusal`, which the service asks with its clock), up to the largest there is.
+    @Test func aVersionFurtherAheadThanADayIsRefused() {
+        let now: Int64 = 1_800_000_000_000
+        let day = WireVersion.maximumLead
+        let record = { (wall: Int64) in WireRecord(key: "k", value: nil, wall: wall, counter: 0, origin: "o") }
+        for wall in [now - 10 * day, now, now + day] {
+            #expect(!record(wall).version.isTooFarAhead(of: now))
+            #expect(RecordRefusal.reason(for: record(wall), now: now) == nil)
+        }
+        for wall in [now + day + 1, .max] {
+            #expect(record(wall).version.isTooFarAhead(of: now))
+            let reason = RecordRefusal.reason(for: record(wall), now: now)
+            #expect(reason?.contains("ahead of the clock") == true, "\(reason ?? "nil")")
+            #expect(RecordRefusal.reason(for: record(wall)) == nil, "without a clock, no judgement of time")
+        }
+        #expect(!record(.max).version.isTooFarAhead(of: .max), "a clock at the end of time judges nothing ahead")
+    }
+
     @Test func theBytesCasesAreOnesStringOrdersOtherwise() {
         // Else the table's cases for bytes would pass under `String`'s own order too.
         #expect("e\u{301}" > "f")

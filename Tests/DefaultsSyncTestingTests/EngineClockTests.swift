@@ -48,6 +48,31 @@ struct EngineClockTests {
         try await machine.quit()
     }
 
+    /// A record stamped days ahead (a broken clock, a hostile writer) is kept aside, reported and
+    /// never applied, and the machine's clock does not take it in: its later changes are stamped
+    /// by its own time, not near the record's.
+    @Test func aRecordStampedDaysAheadIsKeptAsideAndLeavesTheClockAlone() async throws {
+        let directory = try EngineDirectory()
+        let machine = try await EngineMachine(in: directory, arguments: [])
+        #expect(try await machine.get("level") == "(nil)")
+        _ = try await machine.waitForSync()
+        try await machine.set("level", "mine")
+        _ = try await machine.waitForSync()
+
+        let twoDaysAhead = EngineMachine.now + 2 * 86_400_000
+        try await machine.send("peer-set-at level \(twoDaysAhead) hostile")
+        try await machine.waitUntil("the record to be kept aside") {
+            try await machine.send("status", answer: "status").contains("aside=level")
+        }
+        #expect(try await machine.get("level") == "mine")
+
+        try await machine.set("race", "later")
+        _ = try await machine.waitForSync()
+        let stamp = try await machine.serverStamp("race")
+        #expect(stamp.wallTime < EngineMachine.now + 3_600_000, "stamped by its own clock: \(stamp)")
+        try await machine.quit()
+    }
+
     /// Offline, the machine whose clock is an hour behind writes after the other machine did, in
     /// real time: the hybrid clock orders by what each machine knew, so the write on time, stamped
     /// an hour later, wins on both (the README's "Conflicts").

@@ -58,8 +58,11 @@ package final class HybridLogicalClock: Sendable {
         }
     }
 
-    /// Takes in a timestamp seen from elsewhere, so that the next ``now()`` is after it.
+    /// Takes in a timestamp seen from elsewhere, so that the next ``now()`` is after it; not one
+    /// further ahead of this clock than clocks disagree (`WireVersion.isTooFarAhead(of:)`), which
+    /// no change should carry and which would set every later change near the end of time.
     public func receive(_ timestamp: SyncTimestamp) {
+        guard !timestamp.version.isTooFarAhead(of: physicalTime) else { return }
         last.withLock { last in
             // By the one order of versions. At the same wall time and counter, whatever the
             // origins, the next `now()` counts up and so is after both.

@@ -66,6 +66,9 @@ enum SyncRules {
         /// No key of the record's name can hold it: another version of the program stores another
         /// type there, or a former name's value its migration cannot convert.
         case unreadable(reason: String)
+        /// Stamped further ahead of this machine's clock than clocks disagree
+        /// (`WireVersion.isTooFarAhead(of:)`): applied, it would win every later change of its key.
+        case aheadOfClock(reason: String)
     }
 
     /// What to do with a remote record of a synced key.
@@ -95,7 +98,7 @@ enum SyncRules {
     ) -> Remote {
         guard isNewer(timestamp, than: entry) else { return .notNewer }
         switch incoming {
-        case .unreadable(let reason):
+        case .unreadable(let reason), .aheadOfClock(let reason):
             return .keepAside(reason: reason)
         case .value(let digest):
             if case .changed = local { return .keepLocal }

@@ -4,8 +4,12 @@ import DefaultsSyncProtocol
 /// would fail again, so the record is refused by name and the others stored.
 public enum RecordRefusal {
     /// Why `record` can never be stored, or `nil`: a NUL character in its key's name or its origin
-    /// (PostgreSQL's text holds none) or, with `limits`, a name, origin or value over them.
-    public static func reason(for record: WireRecord, limits: ServiceLimits? = nil) -> String? {
+    /// (PostgreSQL's text holds none); with `limits`, a name, origin or value over them; with the
+    /// wall clock `now` (milliseconds since 1970), a version too far ahead of it
+    /// (``WireVersion/isTooFarAhead(of:)``), which would win every later change of its key.
+    public static func reason(
+        for record: WireRecord, limits: ServiceLimits? = nil, now: Int64? = nil
+    ) -> String? {
         let (name, origin) = (record.key.utf8.count, record.origin.utf8.count)
         if record.key.utf8.contains(0) { return "a key name cannot hold a NUL character" }
         if let limits, name > limits.keyBytes {
@@ -17,6 +21,11 @@ public enum RecordRefusal {
         }
         if let limits, let size = record.value?.count, size > limits.valueBytes {
             return "the value is \(size) bytes, over the limit of \(limits.valueBytes) bytes per value"
+        }
+        if let now, record.version.isTooFarAhead(of: now) {
+            let hours = (record.wall - now) / 3_600_000
+            return "its version is stamped \(hours) hours ahead of the clock that received it, "
+                + "more than the day clocks may disagree by"
         }
         return nil
     }

@@ -176,6 +176,28 @@ struct QuotaTests {
                 database: "defaults_sync") == ["first", "last"])
     }
 
+    /// A record stamped days ahead of the server's clock would win every later change of its key
+    /// on every device: refused by name, the others stored.
+    @Test func aRecordStampedDaysAheadIsRefusedByName() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        let token = try await key.token(user: "ahead")
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let records = [
+            record("on-time", wall: now), record("days-ahead", wall: now + 3 * 86_400_000),
+            record("last-version", wall: .max),
+        ]
+        let refused = try await push(records, to: server, as: token)
+        #expect(Set(refused.keys) == ["days-ahead", "last-version"], "\(refused)")
+        #expect(refused["days-ahead"]?.contains("hours ahead") == true, "\(refused)")
+        #expect(
+            try cluster.query(
+                "SELECT key FROM defaults_sync_service_values WHERE user_id = 'ahead' ORDER BY key",
+                database: "defaults_sync") == ["on-time"])
+    }
+
     @Test func oneUsersNumbersDoNotCountAnothersWrites() async throws {
         let cluster = try #require(PostgresCluster.shared)
         let directory = try TemporaryDirectory()

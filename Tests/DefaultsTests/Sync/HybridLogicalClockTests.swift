@@ -31,9 +31,10 @@ struct HybridLogicalClockTests {
         #expect(version(.max, .max).successor(origin: "p") == nil)
     }
 
-    /// A stamp from another machine or a row is input: one at the last counter, or at the largest
-    /// version there is, must not make the next local change trap on an overflow.
-    @Test func aHostileStampAtTheLargestCounterOrVersionDoesNotTrap() {
+    /// A stamp from another machine or a row is input: one at the last counter must not make the
+    /// next local change trap on an overflow, and one further ahead than clocks disagree (up to
+    /// the largest version there is) is not taken in, or every later change would carry it.
+    @Test func aHostileStampAtTheLastCounterOrFarAheadNeitherTrapsNorStopsTheClock() {
         let clock = HybridLogicalClock(origin: "a", wallClock: { Date(timeIntervalSince1970: 1_000) })
         let lastCounter = SyncTimestamp(wallTime: 2_000_000, counter: .max, origin: "z")
         clock.receive(lastCounter)
@@ -41,11 +42,17 @@ struct HybridLogicalClockTests {
         #expect(next > lastCounter)
         #expect(next == SyncTimestamp(wallTime: 2_000_001, counter: 0, origin: "a"))
 
-        let largest = SyncTimestamp(wallTime: .max, counter: .max, origin: "z")
-        clock.receive(largest)
-        let stuck = clock.now()
-        #expect(stuck.wallTime == .max && stuck.counter == .max)
-        #expect(clock.now() == stuck)
+        for wallTime in [1_000_000 + 2 * 86_400_000, .max] as [Int64] {
+            clock.receive(SyncTimestamp(wallTime: wallTime, counter: .max, origin: "z"))
+            let first = clock.now()
+            let second = clock.now()
+            #expect(first.wallTime == 2_000_001, "not taken in: \(first)")
+            #expect(second > first)
+        }
+        // A day ahead is within what clocks may disagree by: taken in.
+        let aDayAhead = SyncTimestamp(wallTime: 1_000_000 + 86_400_000, counter: 5, origin: "z")
+        clock.receive(aDayAhead)
+        #expect(clock.now() > aDayAhead)
     }
 
     @Test func aClockBehindStampsAfterWhatItReceived() {

@@ -30,6 +30,7 @@ import Testing
     static let digests = ["v1", "v2", absent]
     static let incomings: [SyncRules.Incoming] = [
         .value(digestedAs: "v1"), .value(digestedAs: "v2"), .value(digestedAs: absent), .unreadable(reason: "an Int"),
+        .aheadOfClock(reason: "two days ahead"),
     ]
     static let locals: [SyncRules.Local] = [
         .known, .notYetWritten, .neverStored, .changed(isFoundBeforeSyncing: false),
@@ -125,7 +126,7 @@ import Testing
                         switch (isNewer, incoming, local) {
                         case (false, _, _):
                             #expect(verdict == .notNewer)
-                        case (true, .unreadable(let reason), _):
+                        case (true, .unreadable(let reason), _), (true, .aheadOfClock(let reason), _):
                             #expect(verdict == .keepAside(reason: reason))
                         case (true, .value, .changed):
                             #expect(verdict == .keepLocal)

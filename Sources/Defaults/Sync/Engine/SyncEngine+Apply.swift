@@ -139,7 +139,18 @@ extension SyncEngine {
         }
         var arrivals: [Arrival] = []
         var problems: [String] = []
+        let now = withState { $0.clock }.physicalTime
         for (record, targets) in zip(records, targets) where !targets.isEmpty {
+            if record.timestamp.version.isTooFarAhead(of: now) {
+                let hours = (record.timestamp.wallTime - now) / 3_600_000
+                let reason = "stamped \(hours) hours ahead of this machine's clock, more than clocks disagree by"
+                for (id, _, target) in targets {
+                    let incoming = SyncRules.Incoming.aheadOfClock(reason: reason)
+                    arrivals.append(
+                        Arrival(record: record, suite: id, name: target.name, value: nil, incoming: incoming))
+                }
+                continue
+            }
             let decoded: PropertyListValue?
             do {
                 decoded = try SyncValue.decode(record.value, key: record.key)

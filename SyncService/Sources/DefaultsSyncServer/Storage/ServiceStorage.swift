@@ -145,8 +145,9 @@ public final class ServiceStorage: Sendable {
         // What no limit lets through is refused before the database is asked.
         var refused: [String: String] = [:]
         var candidates: [WireRecord] = []
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
         for record in records {
-            if let reason = RecordRefusal.reason(for: record, limits: limits) {
+            if let reason = RecordRefusal.reason(for: record, limits: limits, now: now) {
                 refused[record.key] = reason
             } else {
                 candidates.append(record)
