@@ -135,8 +135,7 @@ extension Defaults {
                     metadata: ["key": "\(conflict.name)", "suite": "\(conflict.suiteName)"]
                 )
             }
-            // A class cast, not a protocol's: no conformance lookup on a program's start path.
-            (suite as? FileSuite)?.keyWasDeclared(key.name)
+            suite.backend.keyWasDeclared(key.name)
         }
 
         /// The first live declaration of `name` in `suite` that cannot read `value` while no other

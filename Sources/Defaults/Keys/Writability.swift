@@ -39,14 +39,6 @@ extension Defaults {
     /// managed value that the key cannot read is ignored (and reported through the suite's
     /// problems), so it does not make the key managed.
     public static func writability(of key: Keys) -> Writability {
-        (key.suite as? FileSuite)?.writability(ofKey: key.name) ?? .writable
-    }
-}
-
-extension FileSuite {
-    /// Whether `key` can be changed now, and if not, which administrator's file enforces it: a
-    /// managed value of the key's name that no key declared in this process reads enforces nothing.
-    public func writability(ofKey key: String) -> Defaults.Writability {
-        administrator.writability(ofKey: key)
+        key.suite.backend.writability(ofKey: key.name)
     }
 }

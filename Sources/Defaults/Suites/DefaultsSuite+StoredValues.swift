@@ -6,7 +6,7 @@ extension DefaultsSuite {
     /// What a read of `key` returns, as a `Sendable` value: what observation and snapshots keep.
     /// `nil` as well for an object that is not a property-list value.
     func storedValue(forKey key: String) -> PropertyListValue? {
-        if let suite = self as? any StoreBackedSuite {
+        if let suite = backend.storeBacked {
             return suite.store.value(forKey: key)
         }
         return PropertyListValue.from(object(forKey: key))
@@ -17,7 +17,7 @@ extension DefaultsSuite {
     /// the first that holds it. For readers that resolve keys of their own, such as dotted paths
     /// into nested dictionaries (`DefaultsProvider`).
     package func storedValueLayers() -> [[String: PropertyListValue]] {
-        if let suite = self as? any StoreBackedSuite {
+        if let suite = backend.storeBacked {
             return suite.store.read { $0.domains.storedLayers }
         }
         return [persistentStoredValues()]
@@ -25,7 +25,7 @@ extension DefaultsSuite {
 
     /// The persistent values as `Sendable` values, without converting where the suite keeps them so.
     package func persistentStoredValues() -> [String: PropertyListValue] {
-        if let suite = self as? any StoreBackedSuite {
+        if let suite = backend.storeBacked {
             return suite.store.persistent
         }
         return persistentValues().compactMapValues(PropertyListValue.from)

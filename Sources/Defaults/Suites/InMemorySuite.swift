@@ -35,6 +35,7 @@ public final class InMemorySuite: DefaultsSuite, StoreBackedSuite {
         store = SuiteStore(
             name: name, domains: SuiteDomains(arguments: ArgumentsDomain.parse(arguments), persistent: persistent),
             keepsPending: false)
+        store.changes.belongs(to: self)
         for problem in unsupported.sorted(by: { ($0.key ?? "") < ($1.key ?? "") }) {
             report(problem)
         }

@@ -3,11 +3,13 @@ import DefaultsPropertyList
 /// Runs keys' migrations (``Defaults/Migration``) on a suite: all that have something to do, as
 /// one edit (``SuiteEdit/migrated(_:)``) through the store's one `apply`.
 ///
-/// A ``FileSuite`` runs them inside ``FileSuite/synchronize(editing:)``, the path of `modify`:
-/// holding `io` and the cross-process file lock, on the file as other processes left it, and
-/// writes the file once, atomically. Two processes that start together on an old file thus
-/// migrate once: the second finds the values moved. What a migration does is decided on the
-/// values as read then, so running again changes nothing.
+/// A suite of this library plans them again and applies them through
+/// ``StoreBackedSuite/editExclusively(_:)``: a ``FileSuite`` inside
+/// ``FileSuite/synchronize(editing:)``, the path of `modify`, holding `io` and the cross-process
+/// file lock, on the file as other processes left it, and writes the file once, atomically. Two
+/// processes that start together on an old file thus migrate once: the second finds the values
+/// moved. What a migration does is decided on the values as read then, so running again changes
+/// nothing.
 ///
 /// Nothing is done, and no lock beyond the store's is taken, unless a migration's former name
 /// (or, for a change of type, its own name) holds a value: a suite with nothing to migrate costs
@@ -15,7 +17,7 @@ import DefaultsPropertyList
 enum SuiteMigrations {
     static func run(_ migrations: [KeyMigration], in suite: any DefaultsSuite) {
         guard !migrations.isEmpty else { return }
-        guard let storeBacked = suite as? any StoreBackedSuite else {
+        guard let storeBacked = suite.backend.storeBacked else {
             runUnlocked(migrations, in: suite)
             return
         }
@@ -28,19 +30,13 @@ enum SuiteMigrations {
             return
         }
         var planned: Plan?
-        if let fileSuite = suite as? FileSuite {
-            // Planned again on the file as it is now, holding its lock: another process may have
-            // migrated it meanwhile.
-            fileSuite.synchronize {
-                let fresh = relevantValues(of: candidates.migrations, in: fileSuite.store)
-                let plan = plan(fresh.migrations, values: fresh.values)
-                planned = plan
-                return plan.moves.isEmpty
-                    ? nil : fileSuite.editHoldingLocks(.migrated(plan.moves), isPersistedByCaller: true)
-            }
-        } else {
-            storeBacked.edit(.migrated(firstPlan.moves))
-            planned = firstPlan
+        // Planned again on the values as they are now, no other writer between: another process
+        // may have migrated the file meanwhile.
+        storeBacked.editExclusively { store in
+            let fresh = relevantValues(of: candidates.migrations, in: store)
+            let plan = plan(fresh.migrations, values: fresh.values)
+            planned = plan
+            return plan.moves.isEmpty ? nil : .migrated(plan.moves)
         }
         // `nil`: the suite's lock could not be taken (reported by the suite); the next start
         // migrates.
@@ -122,12 +118,13 @@ enum SuiteMigrations {
     }
 
     private static func report(_ unconvertible: [Plan.Unconvertible], in suite: any DefaultsSuite) {
-        let fileURL = (suite as? any EditableSuite)?.problemFileURL
+        guard !unconvertible.isEmpty else { return }
+        let backend = suite.backend
         for (migration, name, value) in unconvertible {
             let place = name == migration.name ? "" : " (a former name of key \"\(migration.name)\")"
-            suite.reportProblem(
+            backend.report(
                 DefaultsError(
-                    suite: suite.name, kind: .wrongType, key: name, fileURL: fileURL,
+                    suite: suite.name, kind: .wrongType, key: name, fileURL: backend.problemFileURL,
                     message: "the value stored under \"\(name)\"\(place), \(value.kindName), cannot be converted to "
                         + "\(migration.valueTypeName); it is kept under \"\(name)\", not migrated"))
         }

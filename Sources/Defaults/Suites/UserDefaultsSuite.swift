@@ -65,6 +65,7 @@ public final class UserDefaultsSuite: DefaultsSuite, EditableSuite, Sendable {
         self.userDefaults = userDefaults
         self.domainName = domainName
         self.name = domainName ?? "UserDefaults-\(index)"
+        changes.belongs(to: self)
         SuiteRegistry.add(self)
     }
 

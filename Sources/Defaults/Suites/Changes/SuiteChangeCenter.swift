@@ -35,9 +35,33 @@ public final class SuiteChangeCenter: Sendable {
     private let firstObserverHook = Mutex<(@Sendable () -> Void)?>(nil)
     /// `state.observers.count`, readable without the lock: a write asks whether anyone listens.
     private let registeredCount = Atomic<Int>(0)
+    /// The suite of this library that made this center (``belongs(to:)``), held weakly: the suite
+    /// holds its center.
+    private let owner = Mutex(Owner())
+
+    private struct Owner {
+        weak var suite: (any EditableSuite)?
+    }
 
     /// Creates an empty change center.
     public init() {}
+
+    /// Records `suite`, a suite of this library, as the one this center is the change stream of:
+    /// called once, as the suite opens, before another thread can see it.
+    package func belongs(to suite: any EditableSuite) {
+        owner.withLock { $0.suite = suite }
+    }
+
+    /// `suite` as a ``SuiteBackend`` when it is the suite of this library this center belongs to;
+    /// `nil` for an application's suite, also one that hands out a library suite's center.
+    ///
+    /// What ``DefaultsSuite/backend`` asks instead of a protocol cast, whose first conformance
+    /// lookup in a process (some 0.2 ms) would fall on every program's start: a key's declaration
+    /// asks the backend of its suite.
+    package func backend(of suite: any DefaultsSuite) -> (any SuiteBackend)? {
+        guard let owner = owner.withLock({ $0.suite }), owner === suite else { return nil }
+        return owner
+    }
 
     /// Registers `handler` for changes to any of `keys` (all keys when `nil`), until
     /// ``removeObserver(_:)``.

@@ -17,7 +17,7 @@ extension DefaultsSuite {
     /// applies them as one edit (``SuiteEdit/conditional(_:origin:)``); a suite of the
     /// application's own is checked and then written, without its lock between the two.
     func applyConditionally(_ writes: [ConditionalWrite], origin: SuiteChange.Origin) -> Set<String> {
-        if let suite = self as? any StoreBackedSuite {
+        if let suite = backend.storeBacked {
             return suite.edit(.conditional(writes, origin: origin)).stored
         }
         let persistent = persistentStoredValues()

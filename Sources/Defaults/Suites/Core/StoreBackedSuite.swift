@@ -10,9 +10,28 @@ package protocol StoreBackedSuite: EditableSuite {
     /// Called after an edit changed persistent values, before its change is delivered: a
     /// backend that persists schedules the write.
     func persist(_ outcome: SuiteEdit.Outcome)
+
+    /// Applies the edit `decide` makes on the store's values as they are then (`nil`: none), with
+    /// no other writer of the suite's storage between the decision and the edit: what a
+    /// migration needs, so that two processes starting on one old file migrate it once.
+    ///
+    /// By default `decide` runs at once, holding no lock, and its edit is applied as
+    /// ``edit(_:tellsChanges:)`` applies it (only this process writes the store). A backend whose
+    /// storage other processes share runs it holding its locks, on the storage as they left it,
+    /// and persists the edit before returning (``FileSuite``), or does not run it when it could not
+    /// take them (and reports why).
+    func editExclusively(_ decide: (SuiteStore) -> SuiteEdit?)
 }
 
 extension StoreBackedSuite {
+    package var storeBacked: (any StoreBackedSuite)? { self }
+
+    package func editExclusively(_ decide: (SuiteStore) -> SuiteEdit?) {
+        if let decided = decide(store) {
+            edit(decided)
+        }
+    }
+
     /// The one path of every change of the suite's domains: the store applies `edit` and decides
     /// what it changed, the backend persists it, then the store posts it (with the edit's own
     /// origin) and reports what it refused, with no lock held.

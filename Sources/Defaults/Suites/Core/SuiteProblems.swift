@@ -51,19 +51,9 @@ final class SuiteProblems: Sendable {
     }
 }
 
-/// A suite that reports problems through its ``SuiteProblems``: every suite of this library.
-/// Doors outside the suite (a key whose value cannot be serialized) report through it too.
-package protocol ProblemReportingSuite: DefaultsSuite {
-    func report(_ problem: DefaultsError)
-}
-
 extension DefaultsSuite {
     /// Reports `problem` through the suite's problems when it keeps them, else to the log.
     func reportProblem(_ problem: DefaultsError) {
-        if let suite = self as? any ProblemReportingSuite {
-            suite.report(problem)
-        } else {
-            Defaults.logger.error("\(problem.message)", metadata: ["suite": "\(name)", "kind": "\(problem.kind)"])
-        }
+        backend.report(problem)
     }
 }

@@ -66,19 +66,15 @@ enum SuiteWrite {
 }
 
 /// A suite whose doors (`set`, `setValues`) convert through ``SuiteWrite`` and report through the
-/// suite; each suite only says how it applies converted values as one edit.
-package protocol EditableSuite: ProblemReportingSuite {
+/// suite (``SuiteBackend/report(_:)``); each suite only says how it applies converted values as
+/// one edit. Every suite of this library is one.
+package protocol EditableSuite: DefaultsSuite, SuiteBackend {
     /// Applies `values` as one edit (for a key given twice, the last value wins), and posts one
     /// change event for the keys whose read value changed.
     func apply(_ values: some Collection<(key: String, value: PropertyListValue?)>)
-
-    /// The file the suite stores its values in, named in its problems; `nil` when none.
-    var problemFileURL: URL? { get }
 }
 
 extension EditableSuite {
-    package var problemFileURL: URL? { nil }
-
     /// `set(_:forKey:)`: `object` converted, then applied, or reported.
     func write(_ object: Any?, forKey key: String) {
         switch SuiteWrite.convert(object, forKey: key, suite: name, fileURL: problemFileURL) {

@@ -56,6 +56,12 @@ extension FileSuite {
         store.read { $0.domains.managed[key] != nil }
     }
 
+    /// Whether `key` can be changed now, and if not, which administrator's file enforces it: a
+    /// managed value of the key's name that no key declared in this process reads enforces nothing.
+    public func writability(ofKey key: String) -> Defaults.Writability {
+        administrator.writability(ofKey: key)
+    }
+
     /// Where the value a read of `key` returns comes from; `nil` when no domain has one.
     public func valueSource(forKey key: String) -> ValueSource? {
         let source = store.read { $0.domains.source(forKey: key) }
@@ -120,7 +126,7 @@ extension FileSuite {
     /// Told by ``Defaults/KeyRegistry`` of each key declared for the suite: a key declared after
     /// the administrator's files were read may not read a value they hold, so they are checked
     /// again, only when they hold its name.
-    func keyWasDeclared(_ name: String) {
+    package func keyWasDeclared(_ name: String) {
         guard administrator.holds(name) else { return }
         guard !isSynchronizingOnThisThread else {
             // Inside `modify` (`io` and the file lock held): changes are posted with no lock held.

@@ -205,6 +205,7 @@ public final class FileSuite: DefaultsSuite {
             keepsPending: true,
             managedFile: { administrator.file(forKey: $0, managed: true) })
         fileState = Mutex(FileState(loadedIdentity: identity))
+        store.changes.belongs(to: self)
         for problem in problems + layers.problems {
             report(problem)
         }
@@ -300,5 +301,13 @@ extension FileSuite: StoreBackedSuite {
     /// Writes the file a short while after this process's edits.
     package func persist(_ outcome: SuiteEdit.Outcome) {
         writes.writeLater(self)
+    }
+
+    /// Decides and applies the edit inside ``synchronize(editing:)``: holding `io` and the file
+    /// lock, on the file as other processes left it, written once before this returns.
+    package func editExclusively(_ decide: (SuiteStore) -> SuiteEdit?) {
+        synchronize {
+            decide(store).map { editHoldingLocks($0, isPersistedByCaller: true) }
+        }
     }
 }

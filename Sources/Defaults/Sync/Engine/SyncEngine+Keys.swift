@@ -51,7 +51,7 @@ extension SyncEngine {
     /// Removes the engine's observer and persist listener from a suite no longer bound.
     private func unbind(_ synced: SyncedSuite) {
         if let listener = synced.persistListener {
-            (synced.suite as? any StoreBackedSuite)?.store.removePersistListener(listener)
+            synced.suite.backend.storeBacked?.store.removePersistListener(listener)
         }
         synced.suite.changes.removeObserver(synced.token)
     }
@@ -133,10 +133,10 @@ extension SyncEngine {
         for summary in Defaults.iCloud.journalSummaries(in: directory) where summary.pendingChanges > 0 {
             let fileURL = directory.appendingPathComponent(summary.suite + ".plist", isDirectory: false)
             let isBound = withState { state in
-                state.suites.values.contains { ($0.suite as? any StoreBackedSuite)?.store.fileURL == fileURL }
+                state.suites.values.contains { $0.suite.backend.storeBacked?.store.fileURL == fileURL }
             }
             guard !isBound else { continue }
-            let open = SuiteRegistry.all.first { ($0 as? any StoreBackedSuite)?.store.fileURL == fileURL }
+            let open = SuiteRegistry.all.first { $0.backend.storeBacked?.store.fileURL == fileURL }
             guard let suite = open ?? (fileURL == standardFile ? FileSuite.standard : nil) else { continue }
             bind(suite, for: nil, migration: nil)
         }
@@ -170,7 +170,7 @@ extension SyncEngine {
             suite.changes.removeObserver(token)  // another thread bound it meanwhile
             return
         }
-        guard let store = (suite as? any StoreBackedSuite)?.store else { return }
+        guard let store = suite.backend.storeBacked?.store else { return }
         let listener = store.addPersistListener { [unowned self] keys in self.suiteWillWrite(suite, keys: keys) }
         let isStillBound = withState { state in
             state.suites[id]?.persistListener = listener

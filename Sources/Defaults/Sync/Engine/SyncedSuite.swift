@@ -53,7 +53,7 @@ struct SyncedSuite {
     /// Whether the administrator enforces `name` here: its value is then neither pushed from
     /// here nor replaced by a remote one (which is stored beneath, for when it stops).
     func isManaged(_ name: String) -> Bool {
-        (suite as? FileSuite)?.isManaged(name) ?? false
+        suite.backend.isManaged(name)
     }
 
     /// The value `name` holds here, as sync sees it: its stored value, never a default or what the
