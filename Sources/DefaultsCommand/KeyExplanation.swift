@@ -78,8 +78,11 @@ struct KeyExplanation: Codable, Equatable {
         var writtenAt: String?
         /// The identifier of the writing process's clock (the journal does not name machines).
         var writer: String
-        /// Whether it is a change of this machine not yet pushed.
+        /// Whether it is a change of this machine pushed at a syncing program's next push.
         var pending: Bool
+        /// Why a change of this machine not on the store is not pushed now (the store refused
+        /// it, or the administrator manages the key); absent otherwise.
+        var setAside: String?
         /// Whether the recorded version is the value the user's file holds.
         var matchesValue: Bool
     }

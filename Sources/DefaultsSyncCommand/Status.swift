@@ -56,7 +56,11 @@ struct Status: ParsableCommand {
     struct Report: Encodable {
         struct Suite: Encodable {
             var suite: String
+            /// Pushed at a syncing program's next push.
             var pendingChanges: Int
+            /// Set aside: refused by the store when last pushed, or of keys the administrator manages.
+            var refusedChanges: Int
+            var managedChanges: Int
             var lastSync: Date?
             /// Why the suite's journal could not be read.
             var problem: String?
@@ -127,7 +131,9 @@ struct Status: ParsableCommand {
             report.problems.append(problem)
         }
         report.suites = Defaults.iCloud.journalSummaries().map {
-            Report.Suite(suite: $0.suite, pendingChanges: $0.pendingChanges, lastSync: $0.lastSync, problem: $0.problem)
+            Report.Suite(
+                suite: $0.suite, pendingChanges: $0.pendingChanges, refusedChanges: $0.refusedChanges,
+                managedChanges: $0.managedChanges, lastSync: $0.lastSync, problem: $0.problem)
         }
         if let problem = Self.journalDirectoryProblem() {
             report.problems.append(problem)
@@ -191,9 +197,14 @@ struct Status: ParsableCommand {
             lines.append("pending changes: none (no suite has synced on this machine)")
         }
         for suite in report.suites where suite.problem == nil {
-            lines.append(
-                "\(suite.suite): \(suite.pendingChanges) pending change(s), last sync "
-                    + (suite.lastSync.map { dates.string(from: $0) } ?? "never"))
+            var line = "\(suite.suite): \(suite.pendingChanges) pending change(s)"
+            if suite.refusedChanges > 0 {
+                line += ", \(suite.refusedChanges) refused by the store (tried again when changed)"
+            }
+            if suite.managedChanges > 0 {
+                line += ", \(suite.managedChanges) of managed keys (pushed once no longer managed)"
+            }
+            lines.append(line + ", last sync " + (suite.lastSync.map { dates.string(from: $0) } ?? "never"))
         }
         return lines.map { TerminalText.escaped($0) }.joined(separator: "\n")
     }

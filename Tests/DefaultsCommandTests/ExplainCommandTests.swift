@@ -221,6 +221,9 @@ struct ExplainCommandTests {
         #expect(try await send("peer-set greeting hello") == "ok")
         try await waitUntil("the peer's value to arrive") { try await send("get greeting") == "value greeting hello" }
         #expect(try await send("set local hi") == "ok")
+        // A change the store refuses is set aside, not pending: waiting for sync returns.
+        #expect(try await send("refuse rejected") == "ok")
+        #expect(try await send("set rejected no") == "ok")
         try await waitUntil("the local change to be pushed") {
             try await send("wait-at-most 5").contains("pending=0")
         }
@@ -238,6 +241,13 @@ struct ExplainCommandTests {
         let localSync = try #require(local.first?["sync"] as? [String: Any], "\(local)")
         #expect(localSync["writer"] as? String != "peer")
         #expect(localSync["matchesValue"] as? Bool == true)
+        #expect(localSync["setAside"] == nil)
+        let rejected = try Self.jsonLayers(try sandbox.run("explain", domain, "rejected", "--json").output).layers
+        let rejectedSync = try #require(rejected.first?["sync"] as? [String: Any], "\(rejected)")
+        #expect(rejectedSync["pending"] as? Bool == false)
+        #expect(rejectedSync["setAside"] as? String == "the store refused it: refused by the test")
+        let rejectedText = try sandbox.run("explain", domain, "rejected").output
+        #expect(rejectedText.contains(", not pushed: the store refused it: refused by the test"), "\(rejectedText)")
 
         // A change made with no syncing program running is not yet in the journal.
         #expect(try sandbox.run("write", domain, "greeting", "-string", "changed").status == 0)

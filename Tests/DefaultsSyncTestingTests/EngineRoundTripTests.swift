@@ -62,6 +62,9 @@ struct EngineRoundTripTests {
         #expect(status.contains("refused=1"), "\(status)")
         #expect(try await machine.onServer("accepted") == "2")
         #expect(try await machine.onServer("rejected") == "(none)")
+        // The journal's summary, read from disk as `defaults-sync status` reads it, says the same.
+        let journal = try await machine.send("journal", answer: "journal pending=")
+        #expect(journal.hasPrefix("journal pending=0 refused=1 "), "\(journal)")
         try await machine.quit()
     }
 }

@@ -175,6 +175,11 @@ struct SyncFollowsTheSuitesRulesTests {
         let received = try await second.received("theme")
         #expect(received == "(none)")
         #expect(try await second.get("theme") == "corporate")
+        // Nothing is pending, by the engine's status and by the journal's summary alike: the
+        // change waits for the key to stop being managed, and is counted as such.
+        #expect(try await second.status().contains(" pending=0 "))
+        #expect(try await second.journalPending() == 0, "the summary counts the managed key's change as pending")
+        #expect(try await second.send("journal", answer: "journal").contains(" managed=1 "))
         try await second.quit()
     }
 

@@ -37,7 +37,8 @@
 //   server-origin KEY    origin KEY ORIGIN: the origin of the timestamp of the server's record of
 //                        KEY ((none): no record)
 //   flush                writes every suite (and journal) to disk
-//   journal              journal pending=N problem=P: the journal summary of the helper's suite
+//   journal              journal pending=N refused=R managed=M problem=P: the journal summary
+//                        of the helper's suite
 //                        (`Defaults.iCloud.journalSummaries()`), read from disk after a flush
 //   quit
 // `(nil)` stands for no value.
@@ -613,7 +614,9 @@ while let line = readLine() {
         case ("journal", 1):
             try Defaults.flushAll()
             let summary = Defaults.iCloud.journalSummaries().first { $0.suite == suite.name }
-            reply("journal pending=\(summary?.pendingChanges ?? 0) problem=\(summary?.problem ?? "(none)")")
+            reply(
+                "journal pending=\(summary?.pendingChanges ?? 0) refused=\(summary?.refusedChanges ?? 0) "
+                    + "managed=\(summary?.managedChanges ?? 0) problem=\(summary?.problem ?? "(none)")")
         case ("quit", 1):
             try? Defaults.flushAll()
             for run in runs { run.cancel() }

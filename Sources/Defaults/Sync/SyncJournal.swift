@@ -16,6 +16,17 @@ final class SyncJournal: Sendable {
         /// The digest of the value this entry's value replaced in the suite: another process
         /// syncing the suite may read the suite's file before the change reaches it.
         var previousDigest: String?
+        /// Why the store refused this version, recorded by the engine that pushed it, so that a
+        /// reader of the journal without that engine (`defaults-sync status`) can tell a refused
+        /// change from a pending one. The engine itself goes by its session's refusals: a new
+        /// session tries the version again.
+        var refusal: String?
+
+        /// The refusal this entry records, in the form ``SyncRules/standing(_:refused:isManaged:)``
+        /// takes it.
+        var recordedRefusal: (version: SyncTimestamp, reason: String)? {
+            refusal.map { (timestamp, $0) }
+        }
     }
 
     /// The entry holding the last sync time; key names cannot start with `@`.
@@ -58,6 +69,7 @@ final class SyncJournal: Sendable {
             "pending": .boolean(entry.isPending),
         ]
         fields["previous"] = entry.previousDigest.map(PropertyListValue.string)
+        fields["refused"] = entry.refusal.map(PropertyListValue.string)
         let value = PropertyListValue.dictionary(fields)
         storage.apply(CollectionOfOne((key: key, value: value as PropertyListValue?)))
     }
@@ -67,9 +79,11 @@ final class SyncJournal: Sendable {
         set { storage.set(newValue, forKey: Self.lastSyncKey) }
     }
 
-    /// The keys whose changes are not yet pushed.
+    /// The keys whose recorded change is not on the store, pending or set aside
+    /// (``SyncRules/standing(_:refused:isManaged:)``): the keys a suite bound for its journal
+    /// syncs, so that a set-aside change is pushed once it can be. Not a count of pending changes.
     var pendingKeys: [String] {
-        Contents(storage.persistentStoredValues()).pendingKeys
+        Contents(storage.persistentStoredValues()).standings(isManaged: { _ in false }).map(\.key)
     }
 
     /// A journal's values as read from its file, for reading one without opening it as a suite.
@@ -80,8 +94,17 @@ final class SyncJournal: Sendable {
             self.values = values
         }
 
-        var pendingKeys: [String] {
-            values.compactMap { key, value in SyncJournal.entry(from: value)?.isPending == true ? key : nil }
+        /// Where each change the journal holds that is not on the store stands, by key: by the
+        /// one rule, with the refusals the journal records and `isManaged` telling which keys the
+        /// administrator manages here.
+        func standings(isManaged: (String) -> Bool) -> [String: SyncRules.Standing] {
+            var standings: [String: SyncRules.Standing] = [:]
+            for (key, value) in values where key != SyncJournal.lastSyncKey {
+                let entry = SyncJournal.entry(from: value)
+                let refused = entry?.recordedRefusal
+                standings[key] = SyncRules.standing(entry, refused: refused, isManaged: isManaged(key))
+            }
+            return standings
         }
 
         var lastSync: Date? {
@@ -116,6 +139,11 @@ final class SyncJournal: Sendable {
         if case .string(let digest)? = dictionary["previous"] {
             previous = digest
         }
-        return Entry(timestamp: timestamp, digest: digest, isPending: isPending, previousDigest: previous)
+        var refusal: String?
+        if case .string(let reason)? = dictionary["refused"] {
+            refusal = reason
+        }
+        return Entry(
+            timestamp: timestamp, digest: digest, isPending: isPending, previousDigest: previous, refusal: refusal)
     }
 }

@@ -109,12 +109,39 @@ enum SyncRules {
 
     // MARK: Pushing
 
-    /// Whether the change `entry` records is pushed now: pending, not the version the store
-    /// refused (set aside until the key's value changes), and not of a key the administrator
-    /// manages here (the value beneath what is enforced waits, pending, until it stops).
-    static func isPushed(_ entry: SyncJournal.Entry?, refused: SyncTimestamp?, isManaged: Bool = false) -> Bool {
-        guard let entry, entry.isPending, !isManaged else { return false }
-        return refused != entry.timestamp
+    /// Where a local change not on the store stands.
+    enum Standing: Equatable {
+        /// Pushed at the next push: what waiting for sync waits for.
+        case pending
+        /// Not pushed now: the store refused this version (tried again when the key's value
+        /// changes, or by the next session with a store), or the administrator manages the key
+        /// here (the value beneath what is enforced waits until it stops).
+        case setAside(SetAside)
+    }
+
+    /// Why a change not on the store is not pushed now.
+    enum SetAside: Equatable {
+        case refused(reason: String)
+        case managed
+    }
+
+    /// Where the change `entry` records stands: the one rule of what is pending, which every
+    /// count or list of pending changes goes through (the engine's status and push, waiting for
+    /// sync, `defaults-sync status`, `defaults explain`). `nil`: nothing to push, the entry's
+    /// version is on the store or came from it.
+    ///
+    /// - Parameters:
+    ///   - refused: The version the store refused and why: the engine passes its session's
+    ///     refusal; a reader of the journal alone, the one the engine recorded in the entry
+    ///     (``SyncJournal/Entry/recordedRefusal``), the last session's.
+    ///   - isManaged: Whether the administrator manages the key here.
+    static func standing(
+        _ entry: SyncJournal.Entry?, refused: (version: SyncTimestamp, reason: String)?, isManaged: Bool
+    ) -> Standing? {
+        guard let entry, entry.isPending else { return nil }
+        if isManaged { return .setAside(.managed) }
+        if let refused, refused.version == entry.timestamp { return .setAside(.refused(reason: refused.reason)) }
+        return .pending
     }
 
     /// The entry once the store holds the version stamped `pushed`: no longer pending, unless the
@@ -122,6 +149,7 @@ enum SyncRules {
     static func afterPush(_ entry: SyncJournal.Entry?, pushed: SyncTimestamp) -> SyncJournal.Entry? {
         guard var entry, entry.isPending, entry.timestamp <= pushed else { return nil }
         entry.isPending = false
+        entry.refusal = nil
         return entry
     }
 
@@ -132,6 +160,7 @@ enum SyncRules {
         guard var entry, !entry.isPending, entry.digest != SyncValue.absentDigest || remote != nil else { return nil }
         guard remote.map({ $0 < entry.timestamp }) ?? true else { return nil }
         entry.isPending = true
+        entry.refusal = nil
         return entry
     }
 }

@@ -118,7 +118,8 @@ struct Explain: ParsableCommand {
             }
             if layer.kind == .user, keySchema?.iCloud ?? true {
                 explained.sync = Defaults.iCloud.journalRecord(
-                    forKey: key, suiteFile: userFile, storedValue: layer.value
+                    forKey: key, suiteFile: userFile, storedValue: layer.value,
+                    isManaged: !stored.writability.isWritable
                 ).map(KeyExplanation.Sync.init)
             }
             layers.append(explained)
@@ -153,7 +154,7 @@ extension KeyExplanation.Sync {
     init(_ record: SyncedValueRecord) {
         self.init(
             writtenAt: record.writtenAt?.formatted(.iso8601), writer: record.writer, pending: record.isPending,
-            matchesValue: record.matchesStoredValue)
+            setAside: record.setAsideBecause, matchesValue: record.matchesStoredValue)
     }
 }
 
@@ -186,7 +187,11 @@ extension KeyExplanation {
             lines.append(line)
             if let sync = layer.sync {
                 var text = "      synced: version of \(sync.writtenAt ?? "an unknown time"), writer \(sync.writer)"
-                text += sync.pending ? ", not yet pushed" : ", pushed or received"
+                if let setAside = sync.setAside {
+                    text += ", not pushed: \(setAside)"
+                } else {
+                    text += sync.pending ? ", not yet pushed" : ", pushed or received"
+                }
                 if !sync.matchesValue {
                     text += "; the file's value changed since (not yet recorded for sync)"
                 }

@@ -61,7 +61,7 @@ import Testing
                 digest: { _ in Self.absent }, entry: nil, isFirstLook: isFirstLook, isOwnWrite: true)
             #expect(local == .neverStored)
         }
-        #expect(!SyncRules.isPushed(nil, refused: nil))
+        #expect(!Self.isPending(nil))
     }
 
     @Test func theValueAnEntryReplacedIsNotAChangeUnlessThisProcessWroteIt() {
@@ -156,7 +156,7 @@ import Testing
             // Once written, the suite holds the value: known, not a change, and not pending.
             #expect(
                 SyncRules.local(digest: { _ in digest }, entry: entry, isFirstLook: false, isOwnWrite: false) == .known)
-            #expect(!SyncRules.isPushed(entry, refused: nil))
+            #expect(!Self.isPending(entry))
             // Until it is written, another process reading the suite sees the value it replaced:
             // not a change either.
             if digest != Self.absent {
@@ -178,7 +178,7 @@ import Testing
             Issue.record("\(verdict)")
             return
         }
-        #expect(!SyncRules.isPushed(applied, refused: nil))
+        #expect(!Self.isPending(applied))
         // And the store's record of it, older than the offline change, does not win.
         #expect(
             SyncRules.remote(Self.old, .value(digestedAs: "older"), entry: offline, local: local, heldDigest: "mine")
@@ -196,7 +196,7 @@ import Testing
         clock.receive(Self.later)
         let kept = SyncRules.pendingEntry(digest: "v2", replacing: entry, isFoundBeforeSyncing: false, clock: clock)
         #expect(kept.timestamp > Self.later)
-        #expect(SyncRules.isPushed(kept, refused: nil))
+        #expect(Self.isPending(kept))
     }
 
     @Test func aValueNoLocalKeyCanReadIsKeptAsideNotAppliedNorAnswered() {
@@ -205,25 +205,50 @@ import Testing
             Self.later, .unreadable(reason: "Bool cannot read a string"), entry: entry, local: .known, heldDigest: "v1")
         #expect(verdict == .keepAside(reason: "Bool cannot read a string"))
         // Nothing recorded: the key's entry stays as it was, not pending, so nothing is pushed over it.
-        #expect(!SyncRules.isPushed(entry, refused: nil))
+        #expect(!Self.isPending(entry))
     }
 
     // MARK: Pushing
 
-    @Test func whatIsPushed() {
+    /// Whether `entry` is pending to an engine that has seen no refusal, of a key not managed.
+    static func isPending(_ entry: Entry?) -> Bool {
+        SyncRules.standing(entry, refused: nil, isManaged: false) == .pending
+    }
+
+    @Test func whatIsPending() {
         let pending = Entry(timestamp: Self.now, digest: "v1", isPending: true, previousDigest: nil)
         let pushed = Entry(timestamp: Self.now, digest: "v1", isPending: false, previousDigest: nil)
-        let cases: [(String, Entry?, refused: SyncTimestamp?, isManaged: Bool, isPushed: Bool)] = [
-            ("a pending change", pending, nil, false, true),
-            ("no entry", nil, nil, false, false),
-            ("a change on the store already", pushed, nil, false, false),
-            ("the version the store refused", pending, Self.now, false, false),
-            ("a newer version than the one refused", pending, Self.old, false, true),
-            ("a key the administrator manages", pending, nil, true, false),
+        typealias Refusal = (version: SyncTimestamp, reason: String)
+        let cases: [(String, Entry?, refused: Refusal?, isManaged: Bool, SyncRules.Standing?)] = [
+            ("a pending change", pending, nil, false, .pending),
+            ("no entry", nil, nil, false, nil),
+            ("a change on the store already", pushed, nil, false, nil),
+            (
+                "the version the store refused", pending, (Self.now, "too long"), false,
+                .setAside(.refused(reason: "too long"))
+            ),
+            ("a newer version than the one refused", pending, (Self.old, "too long"), false, .pending),
+            ("a key the administrator manages", pending, nil, true, .setAside(.managed)),
+            ("a refused version of a managed key", pending, (Self.now, "too long"), true, .setAside(.managed)),
+            ("a refused version on the store since", pushed, (Self.now, "too long"), false, nil),
         ]
-        for (name, entry, refused, isManaged, isPushed) in cases {
-            #expect(SyncRules.isPushed(entry, refused: refused, isManaged: isManaged) == isPushed, "\(name)")
+        for (name, entry, refused, isManaged, standing) in cases {
+            #expect(SyncRules.standing(entry, refused: refused, isManaged: isManaged) == standing, "\(name)")
         }
+    }
+
+    @Test("A refusal recorded in the journal is that of the entry's version, and goes once it is pushed or changed")
+    func recordedRefusal() throws {
+        var refused = Entry(timestamp: Self.now, digest: "v1", isPending: true, previousDigest: nil)
+        refused.refusal = "too long"
+        let recorded = try #require(refused.recordedRefusal)
+        #expect(recorded.version == Self.now && recorded.reason == "too long")
+        #expect(
+            SyncRules.standing(refused, refused: recorded, isManaged: false) == .setAside(.refused(reason: "too long")))
+        #expect(SyncRules.afterPush(refused, pushed: Self.now)?.refusal == nil)
+        let changed = SyncRules.pendingEntry(
+            digest: "v2", replacing: refused, isFoundBeforeSyncing: false, clock: Self.clock())
+        #expect(changed.refusal == nil)
     }
 
     @Test func whatAPushLeavesPending() {

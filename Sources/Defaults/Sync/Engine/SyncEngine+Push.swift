@@ -2,10 +2,10 @@ import DefaultsPropertyList
 import Foundation
 
 extension SyncEngine {
-    /// Pushes every pending change (``SyncRules/isPushed(_:refused:isManaged:)``), sorted by key (so that
-    /// machines pushing overlapping keys lock them in one order); on success, clears the ones not
-    /// changed again meanwhile. Records the store refused are set aside and reported, and every
-    /// other key goes on syncing.
+    /// Pushes every pending change (``SyncRules/standing(_:refused:isManaged:)``), sorted by key (so
+    /// that machines pushing overlapping keys lock them in one order); on success, clears the ones
+    /// not changed again meanwhile. Records the store refused are set aside, recorded in the
+    /// journal and reported, and every other key goes on syncing.
     func push(to store: any DefaultsSyncStore, session generation: Int) async {
         let records = withState { state -> [SyncRecord] in
             guard state.session.isConnected else { return [] }
@@ -14,11 +14,9 @@ extension SyncEngine {
                 // Read only for a change not encoded when it was recorded (found on a reload).
                 var persistent: [String: PropertyListValue]?
                 for name in synced.names {
-                    let entry = synced.journal.entry(forKey: name)
                     guard
-                        SyncRules.isPushed(
-                            entry, refused: state.session.refused[name]?.timestamp, isManaged: synced.isManaged(name)),
-                        let entry
+                        let entry = synced.journal.entry(forKey: name),
+                        Self.standing(of: name, entry, in: synced, state) == .pending
                     else {
                         continue
                     }
@@ -63,6 +61,14 @@ extension SyncEngine {
                         newlyRefused.append(record.key)
                     }
                     state.session.refused[record.key] = SyncSession.Refusal(timestamp: record.timestamp, reason: reason)
+                    // For readers of the journal alone; unless the key changed meanwhile.
+                    for synced in state.suites.values where synced.names.contains(record.key) {
+                        guard var entry = synced.journal.entry(forKey: record.key),
+                            entry.isPending, entry.timestamp == record.timestamp, entry.refusal != reason
+                        else { continue }
+                        entry.refusal = reason
+                        synced.journal.setEntry(entry, forKey: record.key)
+                    }
                     continue
                 }
                 state.session.refused[record.key] = nil

@@ -3,17 +3,22 @@ import Foundation
 extension SyncEngine {
     // MARK: Waiting and status
 
-    /// The timestamps of the changes not on the store yet, less those it refused (set aside until
-    /// they change) and those of keys the administrator manages here (kept until it stops).
+    /// Where the change `entry` of `name` in `synced` stands, by the one rule
+    /// (``SyncRules/standing(_:refused:isManaged:)``), with what this engine knows: its session's
+    /// refusals and the suite's administrator.
+    static func standing(
+        of name: String, _ entry: SyncJournal.Entry?, in synced: SyncedSuite, _ state: State
+    ) -> SyncRules.Standing? {
+        let refusal = state.session.refused[name].map { (version: $0.timestamp, reason: $0.reason) }
+        return SyncRules.standing(entry, refused: refusal, isManaged: synced.isManaged(name))
+    }
+
+    /// The timestamps of the pending changes: not on the store yet, and not set aside.
     private static func pendingTimestamps(_ state: State) -> [SyncTimestamp] {
         state.suites.values.flatMap { synced in
             synced.names.compactMap { name -> SyncTimestamp? in
                 let entry = synced.journal.entry(forKey: name)
-                guard
-                    SyncRules.isPushed(
-                        entry, refused: state.session.refused[name]?.timestamp, isManaged: synced.isManaged(name))
-                else { return nil }
-                return entry?.timestamp
+                return standing(of: name, entry, in: synced, state) == .pending ? entry?.timestamp : nil
             }
         }
     }
