@@ -6,7 +6,9 @@ public struct SyncStatus: Sendable, Hashable {
     public var store: String?
     /// Whether the store is connected now.
     public var isConnected: Bool
-    /// Local changes not yet on the store.
+    /// Local changes not yet on the store that the next push takes. A change the store refused
+    /// (``refusedKeys``) or of a key the administrator manages here is set aside, not counted:
+    /// waiting for sync does not wait for it.
     public var pendingChanges: Int
     /// When the last catch-up or push completed.
     public var lastSync: Date?
