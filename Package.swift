@@ -56,6 +56,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        // Already a dependency of swift-websocket's; named for the client tests' loopback server.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // A fast, dependency-free property-list reader and writer (XML, binary, old-style text).
@@ -242,10 +244,17 @@ let package = Package(
                 "DefaultsSyncTesting", "DefaultsSyncTestingHelper", "TestSupport",
             ]
         ),
-        // The sync service's client in process: its token source, its buffer and its reconnection.
+        // The sync service's client in process: its token source, its buffer and its reconnection,
+        // and its connection against a scripted server on loopback (NIO's WebSocket server).
         .testTarget(
             name: "DefaultsSyncClientTests",
-            dependencies: ["DefaultsSyncClient", "DefaultsSyncProtocol", "TestSupport"]
+            dependencies: [
+                "Defaults", "DefaultsSyncClient", "DefaultsSyncProtocol", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
         ),
         // Runs the built `defaults` executable; depending on its target gets it built.
         .testTarget(

@@ -1,14 +1,15 @@
 import Synchronization
 
-/// A queue from one producer to one consumer, in order, holding at most ``capacity`` elements: the
-/// producer that adds to a full buffer waits for room, so nothing is ever dropped and nothing
-/// grows without bound.
+/// A queue from one producer to one consumer, in order, holding at most ``capacity`` elements
+/// unless its bound is lifted: the producer that adds to a full buffer waits for room, so nothing
+/// is ever dropped and nothing grows without bound.
 ///
 /// The connection's reader is the producer of the events it reports to the library: while the
 /// library is behind, the reader stops reading the socket, the server's buffer for the device
-/// fills, and the server's slow-consumer rule applies on its side.
+/// fills, and the server's slow-consumer rule applies on its side. While a call awaits its answer,
+/// which comes behind the events, the bound is lifted (``liftBound()``).
 final class BoundedBuffer<Element: Sendable>: Sendable {
-    /// The most elements held at once.
+    /// The most elements held at once while the bound is not lifted.
     let capacity: Int
 
     private enum Side {
@@ -22,6 +23,10 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
         var elements: [Element] = []
         var isFinished = false
         var waiting: [Side: CheckedContinuation<Void, Never>] = [:]
+        /// Lifts not yet restored: while any is, the producer adds past the capacity.
+        var lifts = 0
+
+        func hasRoom(capacity: Int) -> Bool { elements.count < capacity || lifts > 0 }
     }
 
     private let state = Mutex(State())
@@ -31,13 +36,14 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// Adds `element` once there is room, waiting meanwhile. Returns whether it was added: not when
-    /// the buffer was finished, nor when the waiting task was cancelled.
+    /// Adds `element` once there is room (at once while the bound is lifted), waiting meanwhile.
+    /// Returns whether it was added: not when the buffer was finished, nor when the waiting task was
+    /// cancelled.
     func send(_ element: Element) async -> Bool {
         while true {
             let added = state.withLock { state -> Bool? in
                 guard !state.isFinished else { return false }
-                guard state.elements.count < capacity else { return nil }
+                guard state.hasRoom(capacity: capacity) else { return nil }
                 state.elements.append(element)
                 return true
             }
@@ -45,7 +51,7 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
                 if added { wake(.consumer) }
                 return added
             }
-            await wait(as: .producer) { state in state.elements.count < capacity || state.isFinished }
+            await wait(as: .producer) { state in state.hasRoom(capacity: capacity) || state.isFinished }
             if Task.isCancelled { return false }
         }
     }
@@ -65,6 +71,20 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
             if taken.isOver || Task.isCancelled { return nil }
             await wait(as: .consumer) { state in !state.elements.isEmpty || state.isFinished }
         }
+    }
+
+    /// Lets the producer add past the capacity, waking it if it waits, until as many
+    /// ``restoreBound()`` calls as lifts: a call's answer comes behind the elements, and a producer
+    /// held by a consumer that is behind would never read it. The bound holds again once the
+    /// consumer takes what went past it.
+    func liftBound() {
+        state.withLock { $0.lifts += 1 }
+        wake(.producer)
+    }
+
+    /// Ends one ``liftBound()``.
+    func restoreBound() {
+        state.withLock { $0.lifts -= 1 }
     }
 
     /// Takes no more elements; the consumer gets those held, then `nil`, and a producer waiting for

@@ -18,6 +18,8 @@ final class ServiceConnection: DefaultsSyncStore {
     private struct Session {
         let outbound: WebSocketOutboundWriter
         let limits: ServiceLimits
+        /// The events read from this connection, whose bound each call lifts until it is answered.
+        let events: BoundedBuffer<SyncEvent>
         var pending: [Int: PendingReply<ServerMessage>] = [:]
     }
 
@@ -90,7 +92,10 @@ final class ServiceConnection: DefaultsSyncStore {
             autoPing: .enabled(timePeriod: options.pingInterval))
         // Events reach the library in order from a task of their own: the library's answer to one
         // calls the store, whose replies this connection's reader must go on reading meanwhile.
-        // Bounded: while the library is behind, the reader waits, and so reads no more.
+        // Bounded: while the library is behind and no call awaits an answer, the reader waits, and
+        // so reads no more (nor the pongs to its pings: held past the ping interval, the connection
+        // is closed, and made again once the library takes what is held; nothing is lost, as the
+        // position moves only past events handed on).
         let events = BoundedBuffer<SyncEvent>(capacity: Self.bufferedEvents)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -127,8 +132,10 @@ final class ServiceConnection: DefaultsSyncStore {
         }
     }
 
-    /// The most events read and not yet taken by the library: each is at most one message of the
-    /// server's, of at most ``SyncProtocol/maximumRecordsPerMessage`` records.
+    /// The most events read and not yet taken by the library while no call awaits an answer: each
+    /// is at most one message of the server's, of at most ``SyncProtocol/maximumRecordsPerMessage``
+    /// records. While one does, the reader reads on to the answer, and holds what the server sent
+    /// ahead of it (within the server's bound of what it queues for a device).
     static let bufferedEvents = 16
 
     /// Why the server closed the connection: a token to renew, or a connection to make again.
@@ -149,14 +156,16 @@ final class ServiceConnection: DefaultsSyncStore {
     }
 
     /// Handles one message of the server's; waits while the library has ``bufferedEvents`` events
-    /// not taken yet.
+    /// not taken yet and no call awaits an answer.
     private func handle(
         _ message: ServerMessage, outbound: WebSocketOutboundWriter, events: BoundedBuffer<SyncEvent>,
         connected: @Sendable () -> Void
     ) async {
         switch message.kind {
         case .welcome:
-            session.withLock { $0 = Session(outbound: outbound, limits: message.limits ?? .standard) }
+            session.withLock {
+                $0 = Session(outbound: outbound, limits: message.limits ?? .standard, events: events)
+            }
             // Listening already: what commits after `latest` reaches this device.
             position.withLock { $0 = $0 ?? message.latest ?? 0 }
             guard await events.send(.connected) else { return }
@@ -190,17 +199,24 @@ final class ServiceConnection: DefaultsSyncStore {
 
     /// Sends `message` (its id set here) and returns the server's reply; throws for a failure
     /// reply, and closes a connection whose server does not answer in time.
+    ///
+    /// Until it returns, the reader reads past the events' bound, whichever task calls: the reply
+    /// comes behind the server's changes, and the library that would make room may be waiting for
+    /// this very call (or be behind while another task, `EncryptedSyncStore`'s, calls).
     private func call(_ message: DeviceMessage) async throws -> ServerMessage {
         var message = message
         message.id = nextID.add(1, ordering: .relaxed).newValue
         let id = message.id
         let reply = PendingReply<ServerMessage>()
         guard
-            let outbound = session.withLock({ session -> WebSocketOutboundWriter? in
+            let current = session.withLock({ session -> Session? in
                 session?.pending[id] = reply
-                return session?.outbound
+                return session
             })
         else { throw SyncServiceError.notConnected }
+        let outbound = current.outbound
+        current.events.liftBound()
+        defer { current.events.restoreBound() }
         let timeout = options.responseTimeout
         let answer = try await withThrowingTaskGroup(of: ServerMessage.self) { group in
             group.addTask { try await reply.value() }

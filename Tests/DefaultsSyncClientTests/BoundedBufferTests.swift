@@ -50,6 +50,29 @@ struct BoundedBufferTests {
         #expect(await buffer.next() == nil)
     }
 
+    /// While any call awaits its answer the producer goes past the capacity, woken if it waits;
+    /// once none does, it waits for room again.
+    @Test(.timeLimit(.minutes(1)))
+    func aLiftedBoundLetsTheProducerOnUntilEveryLiftIsRestored() async throws {
+        let buffer = BoundedBuffer<Int>(capacity: 2)
+        #expect(await buffer.send(1))
+        #expect(await buffer.send(2))
+        let waiting = Task { await buffer.send(3) }
+        buffer.liftBound()
+        #expect(await waiting.value)
+        // A cancelled task's send adds only where it need not wait.
+        buffer.liftBound()
+        buffer.restoreBound()
+        #expect(await Self.sendFromCancelledTask(4, to: buffer), "one lift is left")
+        buffer.restoreBound()
+        #expect(await Self.sendFromCancelledTask(5, to: buffer) == false, "the bound holds again")
+        for element in 1...4 {
+            #expect(await buffer.next() == element)
+        }
+        #expect(await buffer.send(5))
+        #expect(await buffer.next() == 5)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aCancelledProducerStopsWaitingAndAddsNothing() async throws {
         let buffer = BoundedBuffer<Int>(capacity: 1)
@@ -60,5 +83,14 @@ struct BoundedBufferTests {
         #expect(await buffer.next() == 1)
         buffer.finish()
         #expect(await buffer.next() == nil)
+    }
+
+    /// `send` from a task cancelled before it starts: it returns at once rather than wait.
+    private static func sendFromCancelledTask(_ element: Int, to buffer: BoundedBuffer<Int>) async -> Bool {
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await buffer.send(element)
+        }
+        return await task.value
     }
 }

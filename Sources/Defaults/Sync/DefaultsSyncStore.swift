@@ -24,9 +24,10 @@ public protocol DefaultsSyncStore: AnyObject, Sendable {
     ///
     /// `report` returns once the library has room for the event: while it is behind (a few events
     /// queued and not yet applied), it waits, and a store that reads a connection should stop
-    /// reading meanwhile rather than buffer without bound. It never waits while the library
-    /// awaits one of the other methods, whose answer may come behind the events. It returns
-    /// without waiting once the calling task is cancelled.
+    /// reading meanwhile rather than buffer without bound. It returns without waiting once the
+    /// calling task is cancelled. A store whose answers to the other methods come on the
+    /// connection that brings the events, behind them, must read on while any call awaits its
+    /// answer: the library may be waiting for that call before it makes room.
     func run(reporting report: @escaping @Sendable (SyncEvent) async -> Void) async
 
     /// The timestamp of every record the store holds, by key name: the first catch-up after

@@ -12,7 +12,7 @@ extension SyncEngine {
             return state.session.addedSinceCatchUp
         }
         do {
-            let remote = try await callingStore { try await store.timestamps() }
+            let remote = try await store.timestamps()
             reloadJournals(of: nil)
             let wanted = withState { state -> [String] in
                 remote.compactMap { name, timestamp in
@@ -45,7 +45,7 @@ extension SyncEngine {
     /// added meanwhile, and pushes what changed here; a whole catch-up when the store cannot say.
     func resume(from store: any DefaultsSyncStore, session generation: Int) async {
         do {
-            guard let missed = try await callingStore({ try await store.changesSinceLastConnection() }) else {
+            guard let missed = try await store.changesSinceLastConnection() else {
                 debug("the store cannot say what changed while disconnected: catching up in full")
                 await catchUp(from: store, session: generation)
                 return
@@ -93,8 +93,8 @@ extension SyncEngine {
         var fetched: [SyncRecord] = []
         let sorted = names.sorted()
         for start in stride(from: 0, to: sorted.count, by: Self.batchSize) {
-            let batch = Array(sorted[start..<min(start + Self.batchSize, sorted.count)])
-            let records = try await callingStore { try await store.records(forKeys: batch) }
+            let records = try await store.records(
+                forKeys: Array(sorted[start..<min(start + Self.batchSize, sorted.count)]))
             apply(records)
             fetched += records
         }

@@ -44,7 +44,7 @@ extension SyncEngine {
         guard !records.isEmpty else { return }
         var refused: [String: String] = [:]
         do {
-            try await callingStore { try await store.push(records) }
+            try await store.push(records)
         } catch let refusal as SyncRecordsRefused {
             refused = refusal.reasons
         } catch {

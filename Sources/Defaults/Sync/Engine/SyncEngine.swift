@@ -20,15 +20,19 @@ import Synchronization
 /// reports waiting for room) are taken out under it and resumed once it is released.
 ///
 /// The store's events wait for room: its `report` returns once fewer than ``queuedEventLimit``
-/// of them are queued and not yet run (pushes and catch-ups are coalesced, so only events grow
-/// the queue), and a store that awaits it stops reading meanwhile.
+/// of them are queued and not yet run, and a store that awaits it stops reading meanwhile. The
+/// bound is on events, the jobs that carry records; the engine's own jobs carry none, and pushes
+/// and catch-ups of added keys are coalesced, but not `.reconcile` (one per wait for completion)
+/// nor a retried `.catchUp`. A store whose calls are answered on the connection that brings its
+/// events reads on while a call awaits its answer (the sync service's client does).
 final class SyncEngine: Sendable {
 
     static let shared = SyncEngine()
 
-    /// The most store events queued and not yet run, the one running included. An event may
-    /// carry a whole batch (1,000 records from the sync service): four keep the engine fed while
-    /// the store reads the next, and hold at most four batches in memory.
+    /// The most store events queued and not yet run, the one running included: four keep the
+    /// engine fed while the store reads the next. It bounds the events the engine holds, each
+    /// of one batch of records (at most 1,000 from the sync service), not the engine's other jobs
+    /// nor what a store holds before reporting it.
     static let queuedEventLimit = 4
 
     enum Job {
@@ -53,9 +57,6 @@ final class SyncEngine: Sendable {
         var isPushQueued = false
         var isCatchUpAddedQueued = false
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
-        /// The engine's task awaits a call to the store: its events are let in past the limit
-        /// meanwhile (``callingStore(_:)``).
-        var storeCalls = 0
     }
 
     /// The engine's state, journals' entries included: see the type's discussion. Its closures
@@ -127,9 +128,9 @@ final class SyncEngine: Sendable {
     /// The store's `report`: queues `event` once the engine has room for it, waiting meanwhile, so
     /// that a store that falls behind holds its backlog (or stops reading) rather than the engine.
     ///
-    /// The wait ends when the engine runs an event, or calls the store; and without queuing the
-    /// event when the session is replaced (its events are passed over). A cancelled task's event
-    /// is queued past the limit while its session is in use: nothing reported is lost.
+    /// The wait ends when the engine runs an event; and without queuing the event when the session
+    /// is replaced (its events are passed over). A cancelled task's event is queued past the limit
+    /// while its session is in use: nothing reported is lost.
     func report(_ event: SyncEvent, generation: Int) async {
         let id = UUID()
         let isAdmitted = await withTaskCancellationHandler {
@@ -164,23 +165,8 @@ final class SyncEngine: Sendable {
         }
     }
 
-    /// Calls the store. Its events are let in past the limit until the call returns: a store
-    /// with one connection (the sync service's) reads the call's answer behind them, and would
-    /// otherwise wait for an engine that waits for it.
-    func callingStore<Value>(_ call: () async throws -> Value) async rethrows -> Value {
-        let admitted = withState { state in
-            state.storeCalls += 1
-            return Self.admitReporters(&state)
-        }
-        for reporter in admitted {
-            reporter.resume(returning: true)
-        }
-        defer { withState { $0.storeCalls -= 1 } }
-        return try await call()
-    }
-
     private static func hasRoom(_ state: State) -> Bool {
-        state.session.queuedEvents < queuedEventLimit || state.storeCalls > 0
+        state.session.queuedEvents < queuedEventLimit
     }
 
     /// Takes the reports that now have room, first come first, counting their events as queued:

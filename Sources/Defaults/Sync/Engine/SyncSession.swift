@@ -14,7 +14,7 @@ struct SyncSession {
     var runTask: Task<Void, Never>?
     /// The store's events queued on the engine's task and not yet run (the one running included),
     /// and those admitted on their way there: at most ``SyncEngine/queuedEventLimit`` but for
-    /// those let in while the engine called the store.
+    /// those of a cancelled reporting task.
     var queuedEvents = 0
     /// The store's reports waiting for room, first come first; resumed with `true` when admitted
     /// (their event counted in `queuedEvents`), `false` when not (the session was replaced, or
