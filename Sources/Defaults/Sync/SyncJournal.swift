@@ -40,7 +40,7 @@ final class SyncJournal: Sendable {
     /// in, in memory for one that keeps them in memory, and in the default directory, by suite
     /// name, for others.
     init(for suite: any DefaultsSuite) {
-        let store = (suite as? any StoreBackedSuite)?.store
+        let store = suite.backend.storeBacked?.store
         if let store, store.fileURL == nil {
             file = nil
             storage = InMemorySuite(name: "\(suite.name).defaults-sync")
@@ -82,7 +82,7 @@ final class SyncJournal: Sendable {
     /// The keys whose recorded change is not on the store, pending or set aside
     /// (``SyncRules/standing(_:refused:isManaged:)``): the keys a suite bound for its journal
     /// syncs, so that a set-aside change is pushed once it can be. Not a count of pending changes.
-    var pendingKeys: [String] {
+    var unpushedKeys: [String] {
         Contents(storage.persistentStoredValues()).standings(isManaged: { _ in false }).map(\.key)
     }
 

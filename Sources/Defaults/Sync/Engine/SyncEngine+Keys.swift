@@ -152,7 +152,7 @@ extension SyncEngine {
         // Changes the journal holds unpushed (made before a crash, or offline) are of synced keys,
         // declared or not yet in this run: they are pushed now, not when (or if) their keys are
         // declared again.
-        let names = Set(journal.pendingKeys).union(name.map { [$0] } ?? [])
+        let names = Set(journal.unpushedKeys).union(name.map { [$0] } ?? [])
         let token = suite.changes.addObserver { [unowned self] change in
             self.suiteChanged(suite, change)
         }
