@@ -5,7 +5,7 @@
 ///
 /// Every order of versions goes through this one: the engine's `SyncTimestamp`, the SQL layer's
 /// `RecordVersion` and the hybrid logical clock. The upsert states the same rule in SQL
-/// (`RecordVersion.laterSQL`), and a test pins that the two agree.
+/// (`RecordVersion.replacesSQL`), and a test pins that the two agree.
 public struct WireVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Milliseconds since 1970, as the writing machine's clock (or a newer clock it had seen) read.
     public var wall: Int64
@@ -50,6 +50,14 @@ public struct WireVersion: Sendable, Hashable, Comparable, CustomStringConvertib
     /// than ``maximumLead``.
     public func isTooFarAhead(of now: Int64) -> Bool {
         now <= Int64.max - Self.maximumLead && wall > now + Self.maximumLead
+    }
+
+    /// Whether a store keeps this version in place of `stored`, its clock reading `now`: when it is
+    /// later, or when `stored` is itself further ahead of the clock than ``maximumLead`` (stored
+    /// before such versions were refused, or by a writer with the database's own access), which
+    /// would otherwise keep every later change of its key out, unseen.
+    public func replaces(_ stored: WireVersion, now: Int64) -> Bool {
+        stored < self || stored.isTooFarAhead(of: now)
     }
 
     /// `wall.counter.origin`.

@@ -1,11 +1,13 @@
 import Defaults
+import Foundation
 import Synchronization
 
 /// The shared side of ``InMemorySyncStore``s: what a sync server and its database would hold,
 /// in memory, for tests. Give each simulated machine a store of its own on one server.
 ///
 /// It keeps one record per key and replaces it only with a record whose timestamp is later (the
-/// last writer wins), numbers every stored change in the order it is stored, as PostgreSQL's
+/// last writer wins), or in place of one stamped more than a day ahead of its clock, as the
+/// stores do, numbers every stored change in the order it is stored, as PostgreSQL's
 /// store does, and delivers the records each push stored to every other connected store.
 /// Everything happens at the call, in order, with no timer: a test is deterministic unless it
 /// gives a store a ``InMemorySyncStore/latency``.
@@ -176,12 +178,13 @@ public final class InMemorySyncServer: Sendable {
             state.pushCount += 1
             var refused: [String: String] = [:]
             var stored: [SyncRecord] = []
+            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
             for record in records {
                 if let reason = state.refusedKeys[record.key] {
                     refused[record.key] = reason
                     continue
                 }
-                if let held = state.rows[record.key], held.record.timestamp >= record.timestamp {
+                if let held = state.rows[record.key], !record.timestamp.replaces(held.record.timestamp, now: now) {
                     continue
                 }
                 state.latestNumber += 1

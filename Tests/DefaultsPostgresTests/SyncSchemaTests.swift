@@ -127,7 +127,7 @@ struct SyncSchemaTests {
         }
     }
 
-    /// The upsert's rule in SQL (`RecordVersion.laterSQL`) and the one in Swift (`WireVersion`)
+    /// The upsert's rule in SQL (`RecordVersion.replacesSQL`) and the one in Swift (`WireVersion`)
     /// keep the same version of every pair of the version-order table, pushed in both orders.
     @Test func theUpsertKeepsTheLaterVersionAsSwiftOrdersThem() async throws {
         try await PostgresCluster.with { cluster in
@@ -153,6 +153,29 @@ struct SyncSchemaTests {
                     #expect(kept.map { Array($0.origin.utf8) } == Array(expected.origin.utf8), "\(pair)")
                     #expect((RecordVersion(records[1]) > RecordVersion(records[0])) == (order == .before))
                 }
+            }
+        }
+    }
+
+    /// A row stored days ahead of the database's clock (before such versions were refused, or by
+    /// someone with the database's access) does not keep the key's later changes out: the next
+    /// ordinary push replaces it, as `WireVersion.replaces(_:now:)` says; one a minute ahead stays.
+    @Test func aRowStoredDaysAheadIsReplacedByTheNextPush() async throws {
+        try await PostgresCluster.with { cluster in
+            let connection = try await connection(to: "days_ahead", on: cluster)
+            defer { Task { try? await connection.close() } }
+            try await SyncSchema.store.migrate(connection, logger: logger)
+            let rows = SyncTable.store(namespace: "ns")
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            for (key, ahead, replaced) in [("days", 3 * WireVersion.maximumLead, true), ("minute", 60_000, false)] {
+                let poisoned = WireRecord(
+                    key: key, value: Data("ahead".utf8), wall: now + ahead, counter: 0, origin: "z")
+                #expect(try await push([poisoned], to: rows, on: connection).isEmpty)
+                let ordinary = WireRecord(key: key, value: Data("now".utf8), wall: now, counter: 0, origin: "a")
+                #expect(ordinary.version.replaces(poisoned.version, now: now) == replaced)
+                #expect(try await push([ordinary], to: rows, on: connection).isEmpty)
+                let kept = try await rows.records(forKeys: [key], on: connection, logger: logger).first
+                #expect(kept?.value == Data((replaced ? "now" : "ahead").utf8), "\(key)")
             }
         }
     }

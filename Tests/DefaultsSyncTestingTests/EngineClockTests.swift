@@ -65,6 +65,10 @@ struct EngineClockTests {
             try await machine.send("status", answer: "status").contains("aside=level")
         }
         #expect(try await machine.get("level") == "mine")
+        // The key is not lost to the record: the next change replaces it on the server.
+        try await machine.set("level", "mine-again")
+        _ = try await machine.waitForSync()
+        #expect(try await machine.onServer("level") == "mine-again")
 
         try await machine.set("race", "later")
         _ = try await machine.waitForSync()
@@ -162,19 +166,5 @@ final class EngineMachine: HelperProcess {
             throw HelperFailure(description: answer)
         }
         return milliseconds
-    }
-
-    /// Waits until syncing is done, and returns the status line.
-    func waitForSync() async throws -> String {
-        var status = ""
-        try await waitUntil("sync to complete: \(status)") {
-            status = try await send("wait-at-most 5", answer: "status")
-            return status.contains("connected=true pending=0")
-        }
-        return status
-    }
-
-    func quit() async throws {
-        try await send("quit")
     }
 }

@@ -18,8 +18,9 @@ public struct SyncStatus: Sendable, Hashable {
     /// their value changes, while every other key syncs.
     public var refusedKeys: [String]
     /// Keys whose value from another machine this program's key cannot read (another version
-    /// stores another type there), sorted: not applied, each reported once through the suite's
-    /// problems (``DefaultsError/Kind/wrongType``), until a value it reads arrives.
+    /// stores another type there), or whose version is stamped more than a day ahead of this
+    /// machine's clock, sorted: not applied, each reported once through the suite's problems
+    /// (``DefaultsError/Kind/wrongType``), until a value it takes arrives.
     public var keptAsideKeys: [String]
     /// How long the oldest local change not yet on the store has waited (by the clock that
     /// stamped it); zero when every change is on the store, `nil` when no store is connected.

@@ -42,6 +42,12 @@ public struct SyncTimestamp: Sendable, Hashable, Comparable, CustomStringConvert
     /// The same version as the wire carries it.
     package var version: WireVersion { WireVersion(wall: wallTime, counter: counter, origin: origin) }
 
+    /// Whether a store keeps this version in place of `stored`, its clock reading `now`
+    /// (milliseconds since 1970): `WireVersion.replaces(_:now:)`, the stores' one rule.
+    package func replaces(_ stored: SyncTimestamp, now: Int64) -> Bool {
+        version.replaces(stored.version, now: now)
+    }
+
     /// The timestamp of `version`.
     package init(_ version: WireVersion) {
         self.init(wallTime: version.wall, counter: version.counter, origin: version.origin)

@@ -6,7 +6,7 @@ public enum RecordRefusal {
     /// Why `record` can never be stored, or `nil`: a NUL character in its key's name or its origin
     /// (PostgreSQL's text holds none); with `limits`, a name, origin or value over them; with the
     /// wall clock `now` (milliseconds since 1970), a version too far ahead of it
-    /// (``WireVersion/isTooFarAhead(of:)``), which would win every later change of its key.
+    /// (`WireVersion.isTooFarAhead(of:)`), which would win every later change of its key.
     public static func reason(
         for record: WireRecord, limits: ServiceLimits? = nil, now: Int64? = nil
     ) -> String? {
@@ -23,7 +23,7 @@ public enum RecordRefusal {
             return "the value is \(size) bytes, over the limit of \(limits.valueBytes) bytes per value"
         }
         if let now, record.version.isTooFarAhead(of: now) {
-            let hours = (record.wall - now) / 3_600_000
+            let hours = record.wall / 3_600_000 - now / 3_600_000
             return "its version is stamped \(hours) hours ahead of the clock that received it, "
                 + "more than the day clocks may disagree by"
         }

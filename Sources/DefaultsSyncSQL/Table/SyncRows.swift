@@ -71,7 +71,7 @@ public struct SyncRows: Sendable {
                 value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
                 clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
                 updated_at = now()
-            WHERE \(RecordVersion.laterSQL("EXCLUDED", than: "stored"))
+            WHERE \(RecordVersion.replacesSQL("EXCLUDED", stored: "stored"))
             RETURNING seq
             """)
         if savepoint { try await connection.query("SAVEPOINT record", logger: logger) }

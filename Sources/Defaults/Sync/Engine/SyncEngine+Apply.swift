@@ -142,7 +142,7 @@ extension SyncEngine {
         let now = withState { $0.clock }.physicalTime
         for (record, targets) in zip(records, targets) where !targets.isEmpty {
             if record.timestamp.version.isTooFarAhead(of: now) {
-                let hours = (record.timestamp.wallTime - now) / 3_600_000
+                let hours = record.timestamp.wallTime / 3_600_000 - now / 3_600_000
                 let reason = "stamped \(hours) hours ahead of this machine's clock, more than clocks disagree by"
                 for (id, _, target) in targets {
                     let incoming = SyncRules.Incoming.aheadOfClock(reason: reason)

@@ -176,10 +176,11 @@ public final class ServiceStorage: Sendable {
                 return refused
             }
             var stored: [WireRecord] = []
+            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
             // Sorted by key, so that the rows lock in one order.
             for record in candidates.sorted(by: { $0.key < $1.key }) {
                 // An older version is passed over, never refused: the device's is already beaten.
-                guard usage.isNewer(record) else { continue }
+                guard usage.replacesStored(record, now: now) else { continue }
                 if let reason = usage.quotaRefusal(of: record, limits: self.limits) {
                     refused[record.key] = reason
                     continue
@@ -307,11 +308,11 @@ struct Usage {
         return nil
     }
 
-    /// Whether `record` is later than the stored version of its key (or there is none), by the
-    /// upsert's rule (`RecordVersion`).
-    func isNewer(_ record: WireRecord) -> Bool {
+    /// Whether `record` replaces the stored version of its key (or there is none), by the
+    /// upsert's rule (`WireVersion.replaces(_:now:)`).
+    func replacesStored(_ record: WireRecord, now: Int64) -> Bool {
         guard let stamp = stored[record.key]?.stamp else { return true }
-        return RecordVersion(stamp) < RecordVersion(record)
+        return record.version.replaces(stamp.version, now: now)
     }
 
     mutating func add(_ record: WireRecord) {
