@@ -130,7 +130,11 @@ extension SyncEngine {
     private func bindSuitesWithPendingChanges() {
         let directory = FileSuite.defaultDirectory
         let standardFile = FileSuite.fileURL(forName: Defaults.standardSuiteName, in: directory)
-        for summary in Defaults.iCloud.journalSummaries(in: directory) where summary.pendingChanges > 0 {
+        // Set-aside changes too: a new session tries a refused one again, and a managed one waits.
+        let unpushed = Defaults.iCloud.journalSummaries(in: directory).filter {
+            $0.pendingChanges + $0.refusedChanges + $0.managedChanges > 0
+        }
+        for summary in unpushed {
             let fileURL = directory.appendingPathComponent(summary.suite + ".plist", isDirectory: false)
             let isBound = withState { state in
                 state.suites.values.contains { $0.suite.backend.storeBacked?.store.fileURL == fileURL }

@@ -46,7 +46,11 @@ extension SyncEngine {
         do {
             try await store.push(records)
         } catch let refusal as SyncRecordsRefused {
-            refused = refusal.reasons
+            // The store's text, kept in the session and written to journals: bounded, whatever it sent.
+            refused = refusal.reasons.mapValues { reason in
+                reason.unicodeScalars.count <= 500
+                    ? reason : String(String.UnicodeScalarView(reason.unicodeScalars.prefix(500))) + "…"
+            }
         } catch {
             noteFailure("could not be pushed, kept and tried again shortly", error, store: store)
             retry(.push)
