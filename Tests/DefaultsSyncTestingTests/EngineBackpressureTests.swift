@@ -118,17 +118,4 @@ final class FloodingMachine: HelperProcess {
     func state() async throws -> FloodState {
         FloodState(try await send("flood-state", answer: "flood "))
     }
-
-    func waitForSync() async throws -> String {
-        var status = ""
-        try await waitUntil("sync to complete: \(status)") {
-            status = try await send("wait-at-most 5", answer: "status")
-            return status.contains("connected=true pending=0")
-        }
-        return status
-    }
-
-    func quit() async throws {
-        try await send("quit")
-    }
 }

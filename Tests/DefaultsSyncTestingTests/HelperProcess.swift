@@ -41,4 +41,18 @@ extension HelperProcess {
     ) async throws {
         try await TestSupport.waitUntil("\(what); log: \(log.suffix(2000))", fileID: fileID, line: line, condition)
     }
+
+    /// Waits until syncing is done, and returns the status line.
+    func waitForSync() async throws -> String {
+        var status = ""
+        try await waitUntil("sync to complete: \(status)") {
+            status = try await send("wait-at-most 5", answer: "status")
+            return status.contains("connected=true pending=0")
+        }
+        return status
+    }
+
+    func quit() async throws {
+        try await send("quit")
+    }
 }

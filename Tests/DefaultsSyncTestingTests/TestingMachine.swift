@@ -24,18 +24,4 @@ final class TestingMachine: HelperProcess {
     func get(_ key: String) async throws -> String { try await value("get", key, answer: "value") }
     /// What the peer reads of `key` on the server.
     func onServer(_ key: String) async throws -> String { try await value("peer-get", key, answer: "peer") }
-
-    /// Waits until syncing is done, and returns the status line.
-    func waitForSync() async throws -> String {
-        var status = ""
-        try await waitUntil("sync to complete: \(status)") {
-            status = try await send("wait-at-most 5", answer: "status")
-            return status.contains("connected=true pending=0")
-        }
-        return status
-    }
-
-    func quit() async throws {
-        try await send("quit")
-    }
 }

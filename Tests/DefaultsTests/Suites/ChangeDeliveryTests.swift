@@ -73,7 +73,7 @@ struct ChangeDeliveryTests {
 
     @Test("A suite of the application's own posts one change for setValues, of the keys it changed")
     func defaultSetValuesPostsOnce() {
-        let suite = PlainSuite()
+        let suite = ApplicationSuite()
         suite.set(1, forKey: "same")
         let recorder = FileSuiteChangeRecorder(suite)
         suite.setValues([("same", 1), ("new", 2), ("new", 3)])
@@ -85,33 +85,4 @@ struct ChangeDeliveryTests {
         }
         #expect(recorder.changes.count == 1)
     }
-}
-
-/// A suite of an application's own: integers in memory, each `set` posting its own change, and
-/// the protocol's default `setValues`.
-private final class PlainSuite: DefaultsSuite {
-    let name = "plain-\(UUID().uuidString)"
-    let changes = SuiteChangeCenter()
-    private let values = Mutex<[String: Int]>([:])
-
-    func object(forKey key: String) -> Any? { values.withLock { $0[key] } }
-
-    func set(_ object: Any?, forKey key: String) {
-        values.withLock { $0[key] = object as? Int }
-        changes.post(SuiteChange(keys: [key]))
-    }
-
-    func removeAll() {
-        let keys = values.withLock { values in
-            defer { values = [:] }
-            return Set(values.keys)
-        }
-        changes.post(SuiteChange(keys: keys))
-    }
-
-    func register(defaults: [String: Any]) {}
-
-    func persistentValues() -> [String: Any] { values.withLock { $0 } }
-
-    func flush() throws {}
 }
