@@ -38,9 +38,12 @@ package final class HybridLogicalClock: Sendable {
         self.last = Mutex(.unknown(origin: origin))
     }
 
+    /// The physical clock's time.
+    var date: Date { wallClock() }
+
     /// The physical clock's time in milliseconds, as timestamps carry it.
     var physicalTime: Int64 {
-        Int64((wallClock().timeIntervalSince1970 * 1000).rounded(.down))
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// A new timestamp for a local change: later than every timestamp this clock gave or received.

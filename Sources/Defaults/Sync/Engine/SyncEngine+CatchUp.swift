@@ -29,7 +29,7 @@ extension SyncEngine {
             withSession(generation) { state in
                 state.session.hasCaughtUp = state.session.isConnected
                 state.session.hasCaughtUpInFull = true
-                state.lastSync = Date()
+                state.lastSync = state.clock.date
             }
             saveLastSync()
             clearFailure()
@@ -55,7 +55,7 @@ extension SyncEngine {
             await push(to: store, session: generation)
             let hasAdded = withState { state in
                 state.session.hasCaughtUp = state.session.isConnected
-                state.lastSync = Date()
+                state.lastSync = state.clock.date
                 return !state.session.addedSinceCatchUp.isEmpty
             }
             saveLastSync()

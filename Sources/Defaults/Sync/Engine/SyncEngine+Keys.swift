@@ -1,15 +1,17 @@
 import Foundation
 
 extension SyncEngine {
-    var keys: Set<Defaults.Keys> { withState { $0.keys } }
+    package var keys: Set<Defaults.Keys> { withState { $0.keys } }
 
-    func add(_ key: Defaults.Keys) {
+    package func add(_ key: Defaults.Keys) {
         let (isNew, hasStore) = withState { state in
             (state.keys.insert(key).inserted, state.session.store != nil)
         }
         guard isNew else { return }
         guard hasStore else {
-            SyncedKeyDeclarations.noteNothingSyncs()
+            if adoptsDeclaredKeys {
+                SyncedKeyDeclarations.noteNothingSyncs()
+            }
             return
         }
         watch(key)
@@ -27,7 +29,7 @@ extension SyncEngine {
         enqueue(.push)
     }
 
-    func remove(_ keys: [Defaults.Keys]) {
+    package func remove(_ keys: [Defaults.Keys]) {
         let unbound = withState { state -> [SyncedSuite] in
             var unbound: [SyncedSuite] = []
             for key in keys where state.keys.remove(key) != nil {
@@ -57,7 +59,7 @@ extension SyncEngine {
     }
 
     /// Stops syncing every key, and unbinds every suite (those bound for their pending changes too).
-    func removeAll() {
+    package func removeAll() {
         remove(Array(keys))
         let unbound = withState { state in
             defer { state.suites = [:] }
@@ -70,7 +72,7 @@ extension SyncEngine {
 
     /// Starts using `store`: every synced key's suite is watched, and the store's events run, each
     /// `report` waiting for room (``report(_:generation:)``).
-    func use(_ store: any DefaultsSyncStore, clock: HybridLogicalClock) {
+    package func use(_ store: any DefaultsSyncStore, clock: HybridLogicalClock) {
         let (previous, reporters, keys, generation) = withState { state in
             let previous = state.session.runTask
             let reporters = state.session.reporters.map(\.continuation)
@@ -87,7 +89,7 @@ extension SyncEngine {
             watch(key)
         }
         bindSuitesWithPendingChanges()
-        let task = Task.detached { [unowned self] in
+        let task = Task.detached { [self] in
             await store.run { event in
                 await self.report(event, generation: generation)
             }
@@ -125,10 +127,11 @@ extension SyncEngine {
     /// Binds the suites of this program whose journals hold changes not pushed yet (made offline,
     /// or before a crash) and none of whose keys is declared yet: those changes are pushed at the
     /// first connection, whether or not the program touches their keys in this run. This
-    /// program's suites are its standard suite and the suites it has opened; the default
-    /// directory is shared with other programs, whose suites are never opened here.
+    /// program's suites are its standard suite and the suites it has opened in
+    /// ``programDirectory``; the default directory is shared with other programs, whose suites
+    /// are never opened here.
     private func bindSuitesWithPendingChanges() {
-        let directory = FileSuite.defaultDirectory
+        guard let directory = programDirectory else { return }
         let standardFile = FileSuite.fileURL(forName: Defaults.standardSuiteName, in: directory)
         // Set-aside changes too: a new session tries a refused one again, and a managed one waits.
         let unpushed = Defaults.iCloud.journalSummaries(in: directory).filter {

@@ -85,10 +85,14 @@ extension SyncEngine {
                     state.suites[id]?.encoded[record.key] = nil
                 }
             }
-            if state.session.refused.isEmpty {
+            // Every refused key went through: what was said of them is over, in the status too.
+            if state.session.refused.isEmpty, let problem = state.session.refusalProblem {
+                if state.session.lastError == problem {
+                    state.session.lastError = nil
+                }
                 state.session.refusalProblem = nil
             }
-            state.lastSync = Date()
+            state.lastSync = state.clock.date
         }
         debug("pushed \(records.count - refused.count) change(s)")
         if !newlyRefused.isEmpty {

@@ -30,7 +30,7 @@ extension SyncEngine {
                 && pendingTimestamps(state).isEmpty)
     }
 
-    func waitForSyncCompletion() async {
+    package func waitForSyncCompletion() async {
         guard withState({ $0.session.store != nil }) else { return }
         enqueue(.reconcile)
         let id = UUID()
@@ -64,7 +64,53 @@ extension SyncEngine {
         }
     }
 
-    var status: SyncStatus {
+    /// Returns once every job queued has run, those it queued included, whether or not the store
+    /// is connected: what a test's driver waits for after each step. The store's later events
+    /// are not waited for.
+    package func waitUntilQuiet() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isQuiet = withState { state -> Bool in
+                guard state.queuedJobs > 0 else { return true }
+                state.quietWaiters.append(continuation)
+                return false
+            }
+            if isQuiet { continuation.resume() }
+        }
+    }
+
+    func resumeQuietWaiters() {
+        let waiters = withState { state -> [CheckedContinuation<Void, Never>] in
+            guard state.queuedJobs == 0 else { return [] }
+            defer { state.quietWaiters = [] }
+            return state.quietWaiters
+        }
+        for waiter in waiters {
+            waiter.resume()
+        }
+    }
+
+    /// Ends this engine: it stops syncing every key, leaves the store, and runs no job after the
+    /// one running. For engines a test made; the application's engine runs as long as the process.
+    package func shutDown() {
+        removeAll()
+        let (task, reporters, waiters) = withState { state in
+            defer {
+                state.session = SyncSession(generation: state.session.generation + 1)
+                state.waiters = [:]
+            }
+            return (state.session.runTask, state.session.reporters.map(\.continuation), Array(state.waiters.values))
+        }
+        task?.cancel()
+        for reporter in reporters {
+            reporter.resume(returning: false)
+        }
+        for waiter in waiters {
+            waiter.resume()
+        }
+        finishJobs()
+    }
+
+    package var status: SyncStatus {
         withState { state in
             let pending = Self.pendingTimestamps(state)
             let now = state.clock.physicalTime

@@ -25,9 +25,22 @@ import Synchronization
 /// and catch-ups of added keys are coalesced, but not `.reconcile` (one per wait for completion)
 /// nor a retried `.catchUp`. A store whose calls are answered on the connection that brings its
 /// events reads on while a call awaits its answer (the sync service's client does).
-final class SyncEngine: Sendable {
+///
+/// The application's engine is ``shared``, behind ``Defaults/iCloud``. Tests make engines of their
+/// own, each with its keys, store and clock, and a `schedule` they control, and run them in process
+/// (`EngineDriver` in the tests); ``shutDown()`` ends one.
+package final class SyncEngine: Sendable {
 
-    static let shared = SyncEngine()
+    /// The application's engine: it syncs every key declared with `iCloud: true`, and binds the
+    /// suites of the default directory whose journals hold changes not pushed yet.
+    static let shared = SyncEngine(
+        adoptingDeclaredKeys: true, programDirectory: FileSuite.defaultDirectory,
+        schedule: { delay, work in
+            Task.detached {
+                try? await Task.sleep(for: delay)
+                work()
+            }
+        })
 
     /// The most store events queued and not yet run, the one running included: four keep the
     /// engine fed while the store reads the next. It bounds the events the engine holds, each
@@ -57,6 +70,8 @@ final class SyncEngine: Sendable {
         var isPushQueued = false
         var isCatchUpAddedQueued = false
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+        /// Waiting for every queued job to have run (``waitUntilQuiet()``).
+        var quietWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// The engine's state, journals' entries included: see the type's discussion. Its closures
@@ -64,11 +79,33 @@ final class SyncEngine: Sendable {
     private let state = Mutex(State())
     private let jobs: AsyncStream<Job>.Continuation
     let isDebug = Atomic(false)
+    /// Where the program's suites are, whose journals' unpushed changes are pushed at each
+    /// ``use(_:clock:)`` though no key of theirs is declared yet; `nil`: none are looked for.
+    let programDirectory: URL?
+    /// Takes in the keys declared with `iCloud: true`: the application's engine.
+    let adoptsDeclaredKeys: Bool
+    /// Runs work after a delay (a retry): by the time of the process, or of a test's driver.
+    let schedule: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
 
-    private init() {
+    /// Creates an engine.
+    ///
+    /// - Parameters:
+    ///   - adoptingDeclaredKeys: Syncs the keys declared with `iCloud: true`, those declared so
+    ///     far and each one declared later: the application's engine only.
+    ///   - programDirectory: The directory of the suites whose unpushed changes each
+    ///     ``use(_:clock:)`` binds.
+    ///   - schedule: Runs work once a duration has passed: how a failed call is retried.
+    package init(
+        adoptingDeclaredKeys: Bool = false, programDirectory: URL? = nil,
+        schedule: @escaping @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
+    ) {
+        self.programDirectory = programDirectory
+        self.adoptsDeclaredKeys = adoptingDeclaredKeys
+        self.schedule = schedule
         let (stream, continuation) = AsyncStream<Job>.makeStream()
         jobs = continuation
-        Task.detached { [unowned self] in
+        // It holds the engine until ``shutDown()`` ends the stream: the application's for good.
+        Task.detached { [self] in
             for await job in stream {
                 await self.run(job)
                 let admitted = self.withState { state -> [CheckedContinuation<Bool, Never>] in
@@ -84,11 +121,15 @@ final class SyncEngine: Sendable {
                     reporter.resume(returning: true)
                 }
                 self.resumeWaitersIfIdle()
+                self.resumeQuietWaiters()
             }
+            self.resumeQuietWaiters()
         }
         // Keys declared with `iCloud: true` before the engine started, then each one as it is.
-        let declared = SyncedKeyDeclarations.take { [unowned self] key in self.add(key) }
-        withState { $0.keys.formUnion(declared) }
+        if adoptingDeclaredKeys {
+            let declared = SyncedKeyDeclarations.take { [unowned self] key in self.add(key) }
+            withState { $0.keys.formUnion(declared) }
+        }
     }
 
     func withState<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
@@ -118,9 +159,15 @@ final class SyncEngine: Sendable {
             state.queuedJobs += 1
             return false
         }
-        if !isRedundant {
-            jobs.yield(job)
+        if !isRedundant, case .terminated = jobs.yield(job) {
+            // The engine was shut down: nothing runs the job.
+            withState { $0.queuedJobs -= 1 }
         }
+    }
+
+    /// Ends the job stream: the engine's task returns after the job running.
+    func finishJobs() {
+        jobs.finish()
     }
 
     // MARK: The store's events
@@ -185,9 +232,9 @@ final class SyncEngine: Sendable {
     /// it before the next connection. Retries stop once the store reports it is disconnected; its
     /// next connection catches up and pushes by itself.
     func retry(_ job: Job, after delay: Duration = .seconds(1)) {
-        Task.detached { [self] in
-            try? await Task.sleep(for: delay)
-            if withState({ $0.session.isConnected }) {
+        let generation = withState { $0.session.generation }
+        schedule(delay) { [self] in
+            if withState({ $0.session.isConnected && $0.session.generation == generation }) {
                 enqueue(job)
             }
         }

@@ -1,0 +1,113 @@
+import Foundation
+import Synchronization
+
+@testable import Defaults
+
+/// Runs a `SyncEngine` in process, deterministically, as NIO's `EmbeddedChannel` runs a channel:
+/// the engine's wall clock and its retries go by the driver's time, which moves only when the test
+/// advances it, and every step returns once the engine has run all it queued. An engine of its own, beside the application's
+/// (`Defaults.iCloud`): keys are given to it (`sync(_:)`), never by `iCloud: true`.
+final class EngineDriver: Sendable {
+    /// The driver's time: a date, and the work the engine scheduled for later.
+    private final class Time: Sendable {
+        struct State {
+            var now: Date
+            var scheduled: [(due: Date, work: @Sendable () -> Void)] = []
+        }
+        let state: Mutex<State>
+        init(_ now: Date) { state = Mutex(State(now: now)) }
+        func withLock<Result>(_ body: (inout State) -> Result) -> Result { state.withLock { body(&$0) } }
+    }
+
+    let engine: SyncEngine
+    let store: EmbeddedSyncStore
+    let clock: HybridLogicalClock
+    private let time: Time
+
+    /// An engine that syncs through `store`, with a clock named `origin` starting at `start`,
+    /// and looking for unpushed journals in `programDirectory` when it connects.
+    init(
+        origin: String, store: EmbeddedSyncStore = EmbeddedSyncStore(),
+        start: Date = Date(timeIntervalSince1970: 1_800_000_000), programDirectory: URL? = nil
+    ) {
+        let time = Time(start)
+        self.time = time
+        self.store = store
+        clock = HybridLogicalClock(origin: origin, wallClock: { time.withLock { $0.now } })
+        engine = SyncEngine(programDirectory: programDirectory) { delay, work in
+            time.withLock { $0.scheduled.append((due: $0.now.addingTimeInterval(delay.seconds), work: work)) }
+        }
+        engine.use(store, clock: clock)
+    }
+
+    deinit {
+        engine.shutDown()
+    }
+
+    /// The driver's time now.
+    var now: Date { time.withLock { $0.now } }
+
+    /// Syncs `keys` from now on, and runs what that queued.
+    func sync(_ keys: Defaults.Keys...) async {
+        for key in keys {
+            engine.add(key)
+        }
+        await runUntilQuiet()
+    }
+
+    /// Reports the connection, and runs the catch-up and push it starts.
+    func connect() async {
+        await store.send(.connected)
+        await runUntilQuiet()
+    }
+
+    /// Reports a lost connection.
+    func disconnect(_ reason: String = "connection lost") async {
+        await store.send(.disconnected(DriverError(reason)))
+        await runUntilQuiet()
+    }
+
+    /// Delivers `records` as other machines' changes, and runs their applying.
+    func deliver(_ records: SyncRecord...) async {
+        await store.send(.received(records))
+        await runUntilQuiet()
+    }
+
+    /// Moves the time forward: the work scheduled by then runs (a retry queues its job), then
+    /// what it queued.
+    func advance(by duration: Duration) async {
+        let due = time.withLock { time in
+            time.now = time.now.addingTimeInterval(duration.seconds)
+            let now = time.now
+            defer { time.scheduled.removeAll { $0.due <= now } }
+            return time.scheduled.filter { $0.due <= now }
+        }
+        for scheduled in due {
+            scheduled.work()
+        }
+        await runUntilQuiet()
+    }
+
+    /// How many pieces of work the engine has scheduled for later (retries).
+    var scheduledCount: Int { time.withLock { $0.scheduled.count } }
+
+    /// Runs every job the engine has queued, and those they queue.
+    func runUntilQuiet() async {
+        await engine.waitUntilQuiet()
+    }
+
+    /// The engine's status.
+    var status: SyncStatus { engine.status }
+}
+
+struct DriverError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    var seconds: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
