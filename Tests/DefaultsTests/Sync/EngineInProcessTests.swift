@@ -153,6 +153,33 @@ import Testing
         #expect(driver.status.lastError == nil)
     }
 
+    /// The status shows one problem, the latest still standing: a lost connection over refused
+    /// keys, the refusal again once reconnected (it stands until the keys are pushed), then none.
+    @Test func theStatusShowsTheLatestProblemStillStanding() async throws {
+        let driver = EngineDriver(origin: "here")
+        let volume = key()
+        await driver.sync(volume)
+        await driver.connect()
+        driver.store.refuse("volume", reason: "over the limit")
+        Defaults[volume] = 1
+        await driver.runUntilQuiet()
+        let refusal = try #require(driver.status.lastError)
+        #expect(refusal.contains("over the limit"))
+
+        await driver.disconnect("the network is down")
+        #expect(driver.status.lastError == "the network is down")
+
+        driver.store.failNextPush(with: DriverError("the database is restarting"))
+        driver.store.accept("volume")
+        Defaults[volume] = 2
+        await driver.connect()
+        #expect(driver.status.lastError == "the database is restarting")
+
+        await driver.advance(by: .seconds(1))
+        #expect(driver.status.lastError == nil, "the push went through: the failure and refusal are over")
+        #expect(try driver.store.record(forKey: "volume")?.decodedValue == .integer(2))
+    }
+
     @Test func changesMadeOfflineArePushedAtTheFirstConnection() async throws {
         let driver = EngineDriver(origin: "here")
         let volume = key()

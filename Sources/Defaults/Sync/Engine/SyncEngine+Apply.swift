@@ -47,7 +47,7 @@ extension SyncEngine {
             var findings = Findings()
             findings.recording.problems = problems
             if let problem = problems.last {
-                state.session.lastError = problem
+                state.session.problems.raise(.value, problem)
             }
             // Each suite's stored values as the batch found them: the batch writes none until
             // it is decided.

@@ -24,6 +24,8 @@ extension SyncEngine {
                 }
             }
             try await fetchAndApply(wanted, from: store)
+            // The store answered; before the push, whose own failure would stand.
+            clearFailure()
             markNewerThanStore(remote, names: nil)
             await push(to: store, session: generation)
             withSession(generation) { state in
@@ -32,7 +34,6 @@ extension SyncEngine {
                 state.lastSync = state.clock.date
             }
             saveLastSync()
-            clearFailure()
             debug("caught up in full with \(remote.count) records")
         } catch {
             noteFailure("could not catch up with the store, tried again shortly", error, store: store)
@@ -51,6 +52,7 @@ extension SyncEngine {
                 return
             }
             debug("resumed with \(missed.count) records changed while disconnected")
+            clearFailure()
             apply(missed)
             await push(to: store, session: generation)
             let hasAdded = withState { state in
@@ -74,6 +76,7 @@ extension SyncEngine {
     func catchUp(_ names: Set<String>, from store: any DefaultsSyncStore, session generation: Int) async {
         do {
             let records = try await fetchAndApply(Array(names), from: store)
+            clearFailure()
             var remote: [String: SyncTimestamp] = [:]
             for record in records {
                 remote[record.key] = record.timestamp

@@ -34,7 +34,7 @@ extension SyncEngine {
                 recording.hasChanges = true
                 recording.notes.append("local change of \"\(name)\"")
             } catch {
-                state.session.lastError = "\(error)"
+                state.session.problems.raise(.value, "\(error)")
                 recording.problems.append("\(error)")
             }
         }

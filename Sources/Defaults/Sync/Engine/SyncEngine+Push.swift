@@ -85,12 +85,8 @@ extension SyncEngine {
                     state.suites[id]?.encoded[record.key] = nil
                 }
             }
-            // Every refused key went through: what was said of them is over, in the status too.
-            if state.session.refused.isEmpty, let problem = state.session.refusalProblem {
-                if state.session.lastError == problem {
-                    state.session.lastError = nil
-                }
-                state.session.refusalProblem = nil
+            if state.session.refused.isEmpty {
+                state.session.problems.clear(.refusal)
             }
             state.lastSync = state.clock.date
         }
@@ -99,10 +95,7 @@ extension SyncEngine {
             let problem =
                 "\(SyncRecordsRefused(refused.filter { newlyRefused.contains($0.key) })); "
                 + "they stay local until their value changes, and every other key goes on syncing"
-            withState { state in
-                state.session.lastError = problem
-                state.session.refusalProblem = problem
-            }
+            withState { $0.session.problems.raise(.refusal, problem) }
             Defaults.logger.warning("\(problem)", metadata: ["store": "\(store.description)"])
         }
         saveLastSync()

@@ -121,7 +121,7 @@ extension SyncEngine {
                 isConnected: session.isConnected,
                 pendingChanges: pending.count,
                 lastSync: state.lastSync,
-                lastError: session.lastError,
+                lastError: session.problems.current,
                 refusedKeys: session.refused.keys.sorted(),
                 keptAsideKeys: session.keptAside.keys.sorted(),
                 lag: session.store == nil ? nil : .milliseconds(max(0, now - (oldest ?? now)))
@@ -136,11 +136,8 @@ extension SyncEngine {
     func noteFailure(_ what: String, _ error: any Error, store: any DefaultsSyncStore) {
         let message = "\(error)"
         let isNew = withState { state in
-            defer {
-                state.session.lastFailure = message
-                state.session.lastError = message
-            }
-            return state.session.lastFailure != message
+            defer { state.session.problems.raise(.call, message) }
+            return state.session.problems.message(of: .call) != message
         }
         if isNew {
             Defaults.logger.warning("iCloud keys \(what): \(message)", metadata: ["store": "\(store.description)"])
@@ -149,12 +146,7 @@ extension SyncEngine {
 
     /// A call to the store succeeded: a failure it reported is over.
     func clearFailure() {
-        withState { state in
-            if let failure = state.session.lastFailure, state.session.lastError == failure {
-                state.session.lastError = state.session.refusalProblem
-            }
-            state.session.lastFailure = nil
-        }
+        withState { $0.session.problems.clear(.call) }
     }
 
     func debug(_ message: @autoclosure () -> String) {

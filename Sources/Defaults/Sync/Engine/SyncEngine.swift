@@ -278,7 +278,7 @@ package final class SyncEngine: Sendable {
         case .connected:
             let isReconnection = withState { state in
                 state.session.isConnected = true
-                state.session.lastError = state.session.refusalProblem
+                state.session.problems.clear(.connection, .value)
                 return state.session.hasCaughtUpInFull
             }
             debug("connected to \(store.description)")
@@ -295,9 +295,9 @@ package final class SyncEngine: Sendable {
                 defer {
                     state.session.isConnected = false
                     state.session.hasCaughtUp = false
-                    state.session.lastError = message
+                    state.session.problems.raise(.connection, message)
                 }
-                return state.session.lastError != message
+                return state.session.problems.message(of: .connection) != message
             }
             if isNew {
                 // A warning: the store reconnects by itself (a failover is routine); the status

@@ -25,7 +25,8 @@ struct SyncSession {
     /// A whole catch-up with this store completed: from then on a reconnection takes only what
     /// changed meanwhile (``DefaultsSyncStore/changesSinceLastConnection()``).
     var hasCaughtUpInFull = false
-    var lastError: String?
+    /// What keeps keys from syncing, the status's `lastError`.
+    var problems = SyncProblems()
     /// Keys added since the last whole catch-up, for the next catch-up of added keys; one is
     /// queued while `isCatchUpAddedQueued`. Keys are often declared one by one after connecting
     /// (lazy `static let`s): each must not cost a catch-up of its own.
@@ -35,10 +36,4 @@ struct SyncSession {
     /// Remote values a local key cannot read (another version's type), by key name, with the
     /// record's time: not applied, and not answered with the local value.
     var keptAside: [String: SyncTimestamp] = [:]
-    /// What was said of the records refused last, while any stays refused: a reconnection clears
-    /// a connection's error, not this.
-    var refusalProblem: String?
-    /// The last failure of a call to the store logged, so that a failure repeated at every retry
-    /// is logged once.
-    var lastFailure: String?
 }
