@@ -12,7 +12,10 @@ public struct SyncStatus: Sendable, Hashable {
     public var pendingChanges: Int
     /// When the last catch-up or push completed.
     public var lastSync: Date?
-    /// The last problem: a connection failure, or a value refused for its size.
+    /// What keeps keys from syncing now, the latest raised of those that stand: a lost
+    /// connection (until the store reconnects), a failed call to the store (until one succeeds),
+    /// keys the store refused (until they are pushed), or a value that could not be encoded or
+    /// read (until the next connection); `nil` when none stands.
     public var lastError: String?
     /// Keys the store refused (a name or value beyond what it can hold), sorted: set aside until
     /// their value changes, while every other key syncs.

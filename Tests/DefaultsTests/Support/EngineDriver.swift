@@ -34,14 +34,17 @@ final class EngineDriver: Sendable {
         self.time = time
         self.store = store
         clock = HybridLogicalClock(origin: origin, wallClock: { time.withLock { $0.now } })
-        engine = SyncEngine(programDirectory: programDirectory) { delay, work in
-            time.withLock { $0.scheduled.append((due: $0.now.addingTimeInterval(delay.seconds), work: work)) }
-        }
+        engine = SyncEngine(
+            programDirectory: { programDirectory },
+            schedule: { delay, work in
+                time.withLock { $0.scheduled.append((due: $0.now.addingTimeInterval(delay.seconds), work: work)) }
+            })
         engine.use(store, clock: clock)
     }
 
     deinit {
         engine.shutDown()
+        time.withLock { $0.scheduled = [] }
     }
 
     /// The driver's time now.
@@ -67,25 +70,39 @@ final class EngineDriver: Sendable {
         await runUntilQuiet()
     }
 
-    /// Delivers `records` as other machines' changes, and runs their applying.
+    /// Delivers `records` as other machines' changes, which the store then holds, and runs
+    /// their applying.
     func deliver(_ records: SyncRecord...) async {
+        for record in records {
+            store.hold(record)
+        }
         await store.send(.received(records))
         await runUntilQuiet()
     }
 
-    /// Moves the time forward: the work scheduled by then runs (a retry queues its job), then
-    /// what it queued.
+    /// Moves the time forward, through each piece of work scheduled by then in the order due:
+    /// the time moves to when it is due, it runs (a retry queues its job), and what it queued
+    /// runs, as many times as the engine schedules again meanwhile.
     func advance(by duration: Duration) async {
-        let due = time.withLock { time in
-            time.now = time.now.addingTimeInterval(duration.seconds)
-            let now = time.now
-            defer { time.scheduled.removeAll { $0.due <= now } }
-            return time.scheduled.filter { $0.due <= now }
+        let end = time.withLock { $0.now.addingTimeInterval(duration.seconds) }
+        while let work = nextWork(dueBy: end) {
+            work()
+            await runUntilQuiet()
         }
-        for scheduled in due {
-            scheduled.work()
+        time.withLock { $0.now = end }
+    }
+
+    /// Takes out the earliest work due by `end`, the time moved to when it is due.
+    private func nextWork(dueBy end: Date) -> (@Sendable () -> Void)? {
+        time.withLock { time in
+            guard
+                let index = time.scheduled.indices.filter({ time.scheduled[$0].due <= end })
+                    .min(by: { time.scheduled[$0].due < time.scheduled[$1].due })
+            else { return nil }
+            let next = time.scheduled.remove(at: index)
+            time.now = max(time.now, next.due)
+            return next.work
         }
-        await runUntilQuiet()
     }
 
     /// How many pieces of work the engine has scheduled for later (retries).

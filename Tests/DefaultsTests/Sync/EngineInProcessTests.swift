@@ -180,6 +180,31 @@ import Testing
         #expect(try driver.store.record(forKey: "volume")?.decodedValue == .integer(2))
     }
 
+    /// An application's observer of one synced key writes another, for a local change and for a
+    /// remote one the engine applied: both keys' values reach the store.
+    @Test func anObserverThatWritesAnotherSyncedKeyHasItPushed() async throws {
+        let driver = EngineDriver(origin: "here")
+        let (volume, doubled) = (key(), key("doubled"))
+        await driver.sync(volume, doubled)
+        await driver.connect()
+        let observation = Defaults.observe(volume, options: []) { change in
+            Defaults[doubled] = change.newValue * 2
+        }
+        defer { observation.invalidate() }
+
+        Defaults[volume] = 21
+        await driver.runUntilQuiet()
+        #expect(try driver.store.record(forKey: "volume")?.decodedValue == .integer(21))
+        #expect(try driver.store.record(forKey: "doubled")?.decodedValue == .integer(42))
+
+        await driver.deliver(try .of("volume", .integer(5), at: stamp(startTime + 1_000)))
+        #expect(Defaults[volume] == 5)
+        #expect(Defaults[doubled] == 10)
+        await driver.runUntilQuiet()
+        #expect(try driver.store.record(forKey: "doubled")?.decodedValue == .integer(10))
+        #expect(driver.store.record(forKey: "volume")?.timestamp == stamp(startTime + 1_000), "not pushed back")
+    }
+
     @Test func changesMadeOfflineArePushedAtTheFirstConnection() async throws {
         let driver = EngineDriver(origin: "here")
         let volume = key()
@@ -256,10 +281,28 @@ import Testing
         let volume = key()
         await driver?.sync(volume)
         await driver?.connect()
-        let store = try #require(driver?.store)
+        #expect(suite.changes.observerCount == 1, "the engine observes the suite")
         driver = nil
+        #expect(suite.changes.observerCount == 0)
         Defaults[volume] = 3
-        #expect(store.pushed.isEmpty)
         #expect(Defaults[volume] == 3)
+    }
+
+    /// A push that keeps failing is retried once a second, each retry at its own time.
+    @Test func aPushThatKeepsFailingIsRetriedEverySecond() async throws {
+        let driver = EngineDriver(origin: "here")
+        let volume = key()
+        await driver.sync(volume)
+        await driver.connect()
+        for attempt in 1...4 {
+            driver.store.failNextPush(with: DriverError("attempt \(attempt) failed"))
+        }
+        Defaults[volume] = 5
+        await driver.runUntilQuiet()
+        await driver.advance(by: .seconds(10))
+        #expect(driver.store.pushed.count == 5, "the first push and four retries, the last stored")
+        #expect(try driver.store.record(forKey: "volume")?.decodedValue == .integer(5))
+        #expect(driver.status.lastSync == Date(timeIntervalSince1970: 1_800_000_004), "stored at the fourth retry")
+        #expect(driver.now == Date(timeIntervalSince1970: 1_800_000_010))
     }
 }

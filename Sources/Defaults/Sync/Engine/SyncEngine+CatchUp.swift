@@ -25,7 +25,7 @@ extension SyncEngine {
             }
             try await fetchAndApply(wanted, from: store)
             // The store answered; before the push, whose own failure would stand.
-            clearFailure()
+            clearFailure(session: generation)
             markNewerThanStore(remote, names: nil)
             await push(to: store, session: generation)
             withSession(generation) { state in
@@ -36,9 +36,10 @@ extension SyncEngine {
             saveLastSync()
             debug("caught up in full with \(remote.count) records")
         } catch {
-            noteFailure("could not catch up with the store, tried again shortly", error, store: store)
+            noteFailure(
+                "could not catch up with the store, tried again shortly", error, store: store, session: generation)
             withState { $0.session.addedSinceCatchUp.formUnion(added) }
-            retry(.catchUp)
+            retry(.catchUp, session: generation)
         }
     }
 
@@ -52,7 +53,7 @@ extension SyncEngine {
                 return
             }
             debug("resumed with \(missed.count) records changed while disconnected")
-            clearFailure()
+            clearFailure(session: generation)
             apply(missed)
             await push(to: store, session: generation)
             let hasAdded = withState { state in
@@ -65,8 +66,9 @@ extension SyncEngine {
                 enqueue(.catchUpAdded)
             }
         } catch {
-            noteFailure("could not catch up with the store, tried again shortly", error, store: store)
-            retry(.catchUp)
+            noteFailure(
+                "could not catch up with the store, tried again shortly", error, store: store, session: generation)
+            retry(.catchUp, session: generation)
         }
     }
 
@@ -76,7 +78,7 @@ extension SyncEngine {
     func catchUp(_ names: Set<String>, from store: any DefaultsSyncStore, session generation: Int) async {
         do {
             let records = try await fetchAndApply(Array(names), from: store)
-            clearFailure()
+            clearFailure(session: generation)
             var remote: [String: SyncTimestamp] = [:]
             for record in records {
                 remote[record.key] = record.timestamp
@@ -84,9 +86,10 @@ extension SyncEngine {
             markNewerThanStore(remote, names: names)
             await push(to: store, session: generation)
         } catch {
-            noteFailure("could not catch up with the store, tried again shortly", error, store: store)
+            noteFailure(
+                "could not catch up with the store, tried again shortly", error, store: store, session: generation)
             withState { $0.session.addedSinceCatchUp.formUnion(names) }
-            retry(.catchUpAdded)
+            retry(.catchUpAdded, session: generation)
         }
     }
 

@@ -131,7 +131,7 @@ extension SyncEngine {
     /// ``programDirectory``; the default directory is shared with other programs, whose suites
     /// are never opened here.
     private func bindSuitesWithPendingChanges() {
-        guard let directory = programDirectory else { return }
+        guard let directory = programDirectory() else { return }
         let standardFile = FileSuite.fileURL(forName: Defaults.standardSuiteName, in: directory)
         // Set-aside changes too: a new session tries a refused one again, and a managed one waits.
         let unpushed = Defaults.iCloud.journalSummaries(in: directory).filter {
@@ -160,8 +160,9 @@ extension SyncEngine {
         // declared or not yet in this run: they are pushed now, not when (or if) their keys are
         // declared again.
         let names = Set(journal.unpushedKeys).union(name.map { [$0] } ?? [])
-        let token = suite.changes.addObserver { [unowned self] change in
-            self.suiteChanged(suite, change)
+        // Weak: a test's engine may be freed while a change being posted still holds this.
+        let token = suite.changes.addObserver { [weak self] change in
+            self?.suiteChanged(suite, change)
         }
         let isFirst = withState { state -> Bool in
             if state.suites[id] != nil {
@@ -178,7 +179,7 @@ extension SyncEngine {
             return
         }
         guard let store = suite.backend.storeBacked?.store else { return }
-        let listener = store.addPersistListener { [unowned self] keys in self.suiteWillWrite(suite, keys: keys) }
+        let listener = store.addPersistListener { [weak self] keys in self?.suiteWillWrite(suite, keys: keys) }
         let isStillBound = withState { state in
             state.suites[id]?.persistListener = listener
             return state.suites[id] != nil

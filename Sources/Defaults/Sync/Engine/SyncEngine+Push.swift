@@ -52,11 +52,11 @@ extension SyncEngine {
                     ? reason : String(String.UnicodeScalarView(reason.unicodeScalars.prefix(500))) + "…"
             }
         } catch {
-            noteFailure("could not be pushed, kept and tried again shortly", error, store: store)
-            retry(.push)
+            noteFailure("could not be pushed, kept and tried again shortly", error, store: store, session: generation)
+            retry(.push, session: generation)
             return
         }
-        clearFailure()
+        clearFailure(session: generation)
         var newlyRefused: [String] = []
         withSession(generation) { state in
             for record in records {

@@ -133,11 +133,13 @@ extension SyncEngine {
 
     /// A call to the store failed while it looked connected (a lost connection is reported by the
     /// store itself): said in the status's `lastError`, and logged once while it stays the same.
-    func noteFailure(_ what: String, _ error: any Error, store: any DefaultsSyncStore) {
+    /// Of the session `generation`: a store replaced meanwhile is not the new one's problem.
+    func noteFailure(_ what: String, _ error: any Error, store: any DefaultsSyncStore, session generation: Int) {
         let message = "\(error)"
-        let isNew = withState { state in
-            defer { state.session.problems.raise(.call, message) }
-            return state.session.problems.message(of: .call) != message
+        var isNew = false
+        withSession(generation) { state in
+            isNew = state.session.problems.message(of: .call) != message
+            state.session.problems.raise(.call, message)
         }
         if isNew {
             Defaults.logger.warning("iCloud keys \(what): \(message)", metadata: ["store": "\(store.description)"])
@@ -145,8 +147,8 @@ extension SyncEngine {
     }
 
     /// A call to the store succeeded: a failure it reported is over.
-    func clearFailure() {
-        withState { $0.session.problems.clear(.call) }
+    func clearFailure(session generation: Int) {
+        withSession(generation) { $0.session.problems.clear(.call) }
     }
 
     func debug(_ message: @autoclosure () -> String) {

@@ -16,8 +16,9 @@ import Synchronization
 /// runs: journals another process may have written are read again before it is taken, and made
 /// durable after. It is taken inside a suite's persisting write (the persist listener), so it is
 /// never held while taking a suite's `io`; under it, only suites' and journals' state locks are
-/// taken (to read values and record entries). Continuations it holds (waiters for completion,
-/// reports waiting for room) are taken out under it and resumed once it is released.
+/// taken (to read values and record entries), and the clock's (its wall clock is read too).
+/// Continuations it holds (waiters for completion, reports waiting for room) are taken out under
+/// it and resumed once it is released.
 ///
 /// The store's events wait for room: its `report` returns once fewer than ``queuedEventLimit``
 /// of them are queued and not yet run, and a store that awaits it stops reading meanwhile. The
@@ -34,7 +35,8 @@ package final class SyncEngine: Sendable {
     /// The application's engine: it syncs every key declared with `iCloud: true`, and binds the
     /// suites of the default directory whose journals hold changes not pushed yet.
     static let shared = SyncEngine(
-        adoptingDeclaredKeys: true, programDirectory: FileSuite.defaultDirectory,
+        // Worked out at each `use`, as the environment then says (XDG_CONFIG_HOME, HOME).
+        adoptingDeclaredKeys: true, programDirectory: { FileSuite.defaultDirectory },
         schedule: { delay, work in
             Task.detached {
                 try? await Task.sleep(for: delay)
@@ -81,7 +83,7 @@ package final class SyncEngine: Sendable {
     let isDebug = Atomic(false)
     /// Where the program's suites are, whose journals' unpushed changes are pushed at each
     /// ``use(_:clock:)`` though no key of theirs is declared yet; `nil`: none are looked for.
-    let programDirectory: URL?
+    let programDirectory: @Sendable () -> URL?
     /// Takes in the keys declared with `iCloud: true`: the application's engine.
     let adoptsDeclaredKeys: Bool
     /// Runs work after a delay (a retry): by the time of the process, or of a test's driver.
@@ -96,7 +98,7 @@ package final class SyncEngine: Sendable {
     ///     ``use(_:clock:)`` binds.
     ///   - schedule: Runs work once a duration has passed: how a failed call is retried.
     package init(
-        adoptingDeclaredKeys: Bool = false, programDirectory: URL? = nil,
+        adoptingDeclaredKeys: Bool = false, programDirectory: @escaping @Sendable () -> URL? = { nil },
         schedule: @escaping @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
     ) {
         self.programDirectory = programDirectory
@@ -162,6 +164,7 @@ package final class SyncEngine: Sendable {
         if !isRedundant, case .terminated = jobs.yield(job) {
             // The engine was shut down: nothing runs the job.
             withState { $0.queuedJobs -= 1 }
+            resumeQuietWaiters()
         }
     }
 
@@ -231,9 +234,9 @@ package final class SyncEngine: Sendable {
     /// connected (a lost connection is not always reported at once), and nothing else would retry
     /// it before the next connection. Retries stop once the store reports it is disconnected; its
     /// next connection catches up and pushes by itself.
-    func retry(_ job: Job, after delay: Duration = .seconds(1)) {
-        let generation = withState { $0.session.generation }
-        schedule(delay) { [self] in
+    func retry(_ job: Job, session generation: Int, after delay: Duration = .seconds(1)) {
+        schedule(delay) { [weak self] in
+            guard let self else { return }
             if withState({ $0.session.isConnected && $0.session.generation == generation }) {
                 enqueue(job)
             }
