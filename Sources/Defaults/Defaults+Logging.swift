@@ -3,5 +3,5 @@ import Logging
 extension Defaults {
     /// Where the library reports problems it handles itself (a corrupt file moved aside, a value
     /// that could not be serialized). Route it with `LoggingSystem.bootstrap` as usual.
-    public static let logger = Logger(label: "swift-defaults")
+    public static let logger = StorageEnvironment.logger
 }

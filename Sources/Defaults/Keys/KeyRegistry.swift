@@ -135,6 +135,9 @@ extension Defaults {
                     metadata: ["key": "\(conflict.name)", "suite": "\(conflict.suiteName)"]
                 )
             }
+            DeclaredKeyRule.install { value, name, suite in
+                declarationRejecting(value, named: name, in: suite).map { "\($0) cannot read \(value.kindName)" }
+            }
             suite.backend.keyWasDeclared(key.name)
         }
 

@@ -101,7 +101,7 @@ extension DefaultsSuite {
     /// key whose read value changed.
     public func setValues(_ changes: [(key: String, object: Any?)]) {
         postingChanges(of: changes.lazy.map(\.key)) {
-            Defaults.withoutPropagation {
+            StorageEnvironment.withoutPropagation {
                 for change in changes {
                     set(change.object, forKey: change.key)
                 }
@@ -125,16 +125,5 @@ extension DefaultsSuite {
     /// converting numbers).
     public func string(forKey key: String) -> String? {
         object(forKey: key) as? String
-    }
-
-    /// Reads or writes the value of a typed key in this suite.
-    ///
-    /// ```swift
-    /// let suite = InMemorySuite()
-    /// suite[.isUnicornMode] = true
-    /// ```
-    public subscript<Value: Defaults.Serializable>(key: Defaults.Key<Value>) -> Value {
-        get { key.value(in: self) }
-        set { key.store(newValue, in: self) }
     }
 }

@@ -129,7 +129,7 @@ enum TerminationSignals {
     private static func flushOnce() {
         finalFlush.withLock { isDone in
             guard !isDone else { return }
-            SuiteRegistry.flushAll(reportingTo: Defaults.logger)
+            SuiteRegistry.flushAll(reportingTo: StorageEnvironment.logger)
             isDone = true
         }
     }

@@ -40,7 +40,7 @@ public final class UserDefaultsSuite: DefaultsSuite, EditableSuite, Sendable {
     private static let instances = Mutex<[ObjectIdentifier: UserDefaultsSuite]>([:])
 
     /// The suite for `UserDefaults.standard`.
-    public static let standard = shared(.standard, name: Defaults.standardSuiteName)
+    public static let standard = shared(.standard, name: StorageEnvironment.standardSuiteName)
 
     /// The one suite that wraps `userDefaults`, so that every key and observer of the same
     /// `UserDefaults` object shares one change stream.

@@ -52,6 +52,10 @@ final class EngineDriver: Sendable {
 
     /// Syncs `keys` from now on, and runs what that queued.
     func sync(_ keys: Defaults.Keys...) async {
+        await sync(keys)
+    }
+
+    func sync(_ keys: [Defaults.Keys]) async {
         for key in keys {
             engine.add(key)
         }

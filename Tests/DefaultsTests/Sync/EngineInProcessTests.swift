@@ -19,15 +19,21 @@ import Testing
         Defaults.Key<Int>(name, default: 0, suite: suite)
     }
 
+    /// An engine of its own, connected to its store, syncing `keys`.
+    func connected(syncing keys: Defaults.Keys...) async -> EngineDriver {
+        let driver = EngineDriver(origin: "here")
+        await driver.sync(keys)
+        await driver.connect()
+        return driver
+    }
+
     func stamp(_ wallTime: Int64, counter: Int64 = 0, origin: String = "other") -> SyncTimestamp {
         SyncTimestamp(wallTime: wallTime, counter: counter, origin: origin)
     }
 
     @Test func aLocalChangeIsPushedStampedByTheEnginesClock() async throws {
-        let driver = EngineDriver(origin: "here")
         let volume = key()
-        await driver.sync(volume)
-        await driver.connect()
+        let driver = await connected(syncing: volume)
 
         Defaults[volume] = 7
         await driver.runUntilQuiet()
@@ -42,10 +48,8 @@ import Testing
     }
 
     @Test func aLaterRemoteValueIsAppliedAndAnEarlierOneIsNot() async throws {
-        let driver = EngineDriver(origin: "here")
         let volume = key()
-        await driver.sync(volume)
-        await driver.connect()
+        let driver = await connected(syncing: volume)
         Defaults[volume] = 1
         await driver.runUntilQuiet()
 
@@ -66,10 +70,8 @@ import Testing
     }
 
     @Test func aRemoteVersionMoreThanADayAheadIsKeptAsideAndNotTakenIn() async throws {
-        let driver = EngineDriver(origin: "here")
         let volume = key()
-        await driver.sync(volume)
-        await driver.connect()
+        let driver = await connected(syncing: volume)
         Defaults[volume] = 1
         await driver.runUntilQuiet()
 
@@ -86,10 +88,8 @@ import Testing
     }
 
     @Test func aFailedPushIsRetriedOnceItsPauseHasPassedAndNotBefore() async throws {
-        let driver = EngineDriver(origin: "here")
         let volume = key()
-        await driver.sync(volume)
-        await driver.connect()
+        let driver = await connected(syncing: volume)
 
         driver.store.failNextPush(with: DriverError("the database is restarting"))
         Defaults[volume] = 5
@@ -109,10 +109,8 @@ import Testing
     }
 
     @Test func aRetryAfterTheConnectionIsLostWaitsForTheNextConnection() async throws {
-        let driver = EngineDriver(origin: "here")
         let volume = key()
-        await driver.sync(volume)
-        await driver.connect()
+        let driver = await connected(syncing: volume)
         driver.store.failNextPush(with: DriverError("reset by peer"))
         Defaults[volume] = 5
         await driver.runUntilQuiet()
@@ -129,10 +127,8 @@ import Testing
     }
 
     @Test func aRefusedKeyIsSetAsideWhileOthersSyncAndTriedAgainWhenItChanges() async throws {
-        let driver = EngineDriver(origin: "here")
         let (volume, theme) = (key(), key("theme"))
-        await driver.sync(volume, theme)
-        await driver.connect()
+        let driver = await connected(syncing: volume, theme)
         driver.store.refuse("volume", reason: "over the limit")
 
         Defaults[volume] = 1
@@ -156,10 +152,8 @@ import Testing
     /// The status shows one problem, the latest still standing: a lost connection over refused
     /// keys, the refusal again once reconnected (it stands until the keys are pushed), then none.
     @Test func theStatusShowsTheLatestProblemStillStanding() async throws {
-        let driver = EngineDriver(origin: "here")
         let volume = key()
-        await driver.sync(volume)
-        await driver.connect()
+        let driver = await connected(syncing: volume)
         driver.store.refuse("volume", reason: "over the limit")
         Defaults[volume] = 1
         await driver.runUntilQuiet()
@@ -183,10 +177,8 @@ import Testing
     /// An application's observer of one synced key writes another, for a local change and for a
     /// remote one the engine applied: both keys' values reach the store.
     @Test func anObserverThatWritesAnotherSyncedKeyHasItPushed() async throws {
-        let driver = EngineDriver(origin: "here")
         let (volume, doubled) = (key(), key("doubled"))
-        await driver.sync(volume, doubled)
-        await driver.connect()
+        let driver = await connected(syncing: volume, doubled)
         let observation = Defaults.observe(volume, options: []) { change in
             Defaults[doubled] = change.newValue * 2
         }
@@ -290,10 +282,8 @@ import Testing
 
     /// A push that keeps failing is retried once a second, each retry at its own time.
     @Test func aPushThatKeepsFailingIsRetriedEverySecond() async throws {
-        let driver = EngineDriver(origin: "here")
         let volume = key()
-        await driver.sync(volume)
-        await driver.connect()
+        let driver = await connected(syncing: volume)
         for attempt in 1...4 {
             driver.store.failNextPush(with: DriverError("attempt \(attempt) failed"))
         }

@@ -154,7 +154,7 @@ public final class SuiteChangeCenter: Sendable {
     /// Tells every interested observer about `change`, in the order they were registered, unless
     /// the caller is inside ``Defaults/withoutPropagation(_:)``.
     public func post(_ change: SuiteChange) {
-        guard !change.keys.isEmpty, !Defaults.isPropagationSuppressed else { return }
+        guard !change.keys.isEmpty, !StorageEnvironment.isPropagationSuppressed else { return }
         let targets = state.withLock { state -> [(id: UInt64, observer: Observer)] in
             guard !state.observers.isEmpty else { return [] }
             return state.observers.compactMap { id, observer in

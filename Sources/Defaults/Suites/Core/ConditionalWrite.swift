@@ -23,7 +23,7 @@ extension DefaultsSuite {
         let persistent = persistentStoredValues()
         let applied = writes.filter { persistent[$0.key] == $0.expected }
         postingChanges(of: applied.map(\.key), origin: origin) {
-            Defaults.withoutPropagation {
+            StorageEnvironment.withoutPropagation {
                 for write in applied {
                     set(write.value?.object, forKey: write.key)
                 }

@@ -48,7 +48,8 @@ struct ApplicationSuiteBackend: SuiteBackend {
     let suite: any DefaultsSuite
 
     func report(_ problem: DefaultsError) {
-        Defaults.logger.error("\(problem.message)", metadata: ["suite": "\(suite.name)", "kind": "\(problem.kind)"])
+        StorageEnvironment.logger.error(
+            "\(problem.message)", metadata: ["suite": "\(suite.name)", "kind": "\(problem.kind)"])
     }
 }
 

@@ -41,7 +41,7 @@ final class SuiteProblems: Sendable {
         if let backupURL = problem.backupURL {
             metadata["backup"] = "\(backupURL.path)"
         }
-        Defaults.logger.error("\(problem.message)", metadata: metadata)
+        StorageEnvironment.logger.error("\(problem.message)", metadata: metadata)
         handler.withLock { $0 }?(problem)
     }
 

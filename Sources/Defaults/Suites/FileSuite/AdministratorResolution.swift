@@ -9,7 +9,7 @@ import Foundation
 /// The one answer to "which administrator's file wins for this key, and can the key read its
 /// value": made once for each read of the files and each rule of which values a key reads. A
 /// ``FileSuite`` keeps the resolution it applied (``AdministratorLayers``, under its lock
-/// `current`), with the library's rule (``Defaults/KeyRegistry/declarationRejecting(_:named:in:)``);
+/// `current`), with the library's rule (``DeclaredKeyRule``, installed by the key registry);
 /// the `defaults` command makes one per run with its schema's rule. The values a suite reads,
 /// where a value comes from, every layer of a key (`explain`, `read-source`), writability and
 /// an edit beneath the administrator's values are all answered from it.

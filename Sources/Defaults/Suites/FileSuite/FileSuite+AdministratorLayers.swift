@@ -101,15 +101,13 @@ extension FileSuite {
 
     /// Resolves the administrator's values last read with the keys declared in this process and
     /// puts what a read sees into the domains: a value no key of its name can read
-    /// (``Defaults/KeyRegistry/declarationRejecting(_:named:in:)``) is left out, reported once
+    /// (``DeclaredKeyRule``) is left out, reported once
     /// naming its file, and a read goes on to the next layer, as if the file did not hold it.
     /// Posts the keys whose value or writability changed.
     func applyAdministratorLayers() {
         let (outcome, ignored) = administrator.resolve(
             unreadable: { [unowned self] name, value in
-                Defaults.KeyRegistry.declarationRejecting(value, named: name, in: self).map {
-                    "\($0) cannot read \(value.kindName)"
-                }
+                DeclaredKeyRule.whyUnreadable(value, named: name, in: self)
             },
             apply: { resolution in
                 editHoldingLocks(.administrator(vendor: resolution.vendorValues, managed: resolution.managedValues))

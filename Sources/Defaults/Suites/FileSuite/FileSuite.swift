@@ -109,8 +109,8 @@ public final class FileSuite: DefaultsSuite {
     /// The standard suite of this process on Linux: the file Foundation's `UserDefaults.standard`
     /// uses, `<bundle identifier or process name>.plist`, with the process's launch arguments.
     public static let standard = FileSuite(
-        fileURL: fileURL(forName: Defaults.standardSuiteName),
-        name: Defaults.standardSuiteName,
+        fileURL: fileURL(forName: StorageEnvironment.standardSuiteName),
+        name: StorageEnvironment.standardSuiteName,
         arguments: nil,
         coalescingDelay: defaultCoalescingDelay,
         administratorDirectories: defaultAdministratorDirectories
@@ -142,7 +142,7 @@ public final class FileSuite: DefaultsSuite {
         administratorDirectories: [URL]? = nil
     ) {
         if let problem = Self.nameProblem(name) {
-            Defaults.logger.warning(
+            StorageEnvironment.logger.warning(
                 "The suite name \"\(name)\" cannot name a file: \(problem). It is stored as \(Self.fileName(forName: name)); use a name such as com.example.app."
             )
         }

@@ -1,6 +1,4 @@
 extension Defaults {
-    @TaskLocal static var isPropagationSuppressed = false
-
     /// Runs `closure` without telling any observer of this process about the changes it makes.
     ///
     /// Use it to update a key from inside that key's own observer without recursing:
@@ -19,6 +17,6 @@ extension Defaults {
     /// suppression applies to the code the closure runs on the calling thread (it is a task-local
     /// value), not to changes other threads make meanwhile.
     public static func withoutPropagation<Result>(_ closure: () throws -> Result) rethrows -> Result {
-        try $isPropagationSuppressed.withValue(true, operation: closure)
+        try StorageEnvironment.withoutPropagation(closure)
     }
 }

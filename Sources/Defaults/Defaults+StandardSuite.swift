@@ -14,7 +14,5 @@ extension Defaults {
 
     /// The name Foundation gives the standard suite of this process: the bundle identifier, or
     /// the process name where there is no bundle.
-    public static var standardSuiteName: String {
-        Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-    }
+    public static var standardSuiteName: String { StorageEnvironment.standardSuiteName }
 }
