@@ -89,6 +89,11 @@ extension Defaults {
         /// The key's schema is made only when asked for (``KeyDeclaration/schema``), from the
         /// default's stored form and the key's meaning.
         static func register<Value>(_ key: Key<Value>, iCloud: Bool, meaning: KeyMeaning) {
+            // Before the key is recorded: a suite that reads its administrator's files meanwhile
+            // asks the registry, as it would without the rule in between.
+            DeclaredKeyRule.install { value, name, suite in
+                declarationRejecting(value, named: name, in: suite).map { "\($0) cannot read \(value.kindName)" }
+            }
             let declaration = KeyDeclaration(
                 name: key.name,
                 suiteName: key.suite.name,
@@ -134,9 +139,6 @@ extension Defaults {
                     "\(conflict.description)",
                     metadata: ["key": "\(conflict.name)", "suite": "\(conflict.suiteName)"]
                 )
-            }
-            DeclaredKeyRule.install { value, name, suite in
-                declarationRejecting(value, named: name, in: suite).map { "\($0) cannot read \(value.kindName)" }
             }
             suite.backend.keyWasDeclared(key.name)
         }

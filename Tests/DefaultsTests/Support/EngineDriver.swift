@@ -55,6 +55,7 @@ final class EngineDriver: Sendable {
         await sync(keys)
     }
 
+    /// Syncs `keys` from now on, and runs what that queued.
     func sync(_ keys: [Defaults.Keys]) async {
         for key in keys {
             engine.add(key)
