@@ -60,6 +60,9 @@ extension SuiteFile {
         package var backupPath: String?
         /// Whether the values changed, and the file was written.
         package var isWritten = false
+        /// The version of the file the edit left: the one written, or the one read when the values
+        /// were unchanged (`nil` for a file still absent).
+        package var identity: FileIdentity?
     }
 
     /// The one locked edit of a whole file: holding its lock, reads its values as other writers
@@ -92,8 +95,9 @@ extension SuiteFile {
                 }
             }
             switch found {
-            case .values(let read, _):
+            case .values(let read, let identity):
                 values = read
+                edit.identity = identity
             case .absent(let movedAside):
                 edit.backupPath = movedAside?.backupPath
             case .blocked(_, let blockage):
@@ -102,7 +106,7 @@ extension SuiteFile {
             let old = values
             try body(&values)
             guard values != old else { return edit }
-            _ = try write(values, removingStaleTemporaryFiles: true)
+            edit.identity = try write(values, removingStaleTemporaryFiles: true)
             edit.isWritten = true
             return edit
         }

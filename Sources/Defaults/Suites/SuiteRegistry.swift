@@ -31,9 +31,31 @@ enum SuiteRegistry {
         suites.withLock { $0.compactMap(\.suite) }
     }
 
+    private static let flushHooks = Mutex<(next: Int, hooks: [Int: @Sendable () -> Void])>((0, [:]))
+
+    /// Adds work that ``flushAll(reportingTo:)`` (and so the exit handler, the termination
+    /// signals and ``Defaults/flushAll()``) runs before flushing the suites: what must be durable
+    /// before their files (a sync engine's journals). Registered from above; returns the hook's
+    /// identifier for ``removeFlushHook(_:)``.
+    static func addFlushHook(_ hook: @escaping @Sendable () -> Void) -> Int {
+        _ = installExitHandler
+        return flushHooks.withLock { registered in
+            defer { registered.next += 1 }
+            registered.hooks[registered.next] = hook
+            return registered.next
+        }
+    }
+
+    static func removeFlushHook(_ id: Int) {
+        _ = flushHooks.withLock { $0.hooks.removeValue(forKey: id) }
+    }
+
     @discardableResult
     static func flushAll(reportingTo logger: Logger? = nil) -> [DefaultsError] {
         var errors: [DefaultsError] = []
+        for hook in flushHooks.withLock({ $0.hooks.sorted { $0.key < $1.key }.map(\.value) }) {
+            hook()
+        }
         for suite in all {
             do {
                 try suite.flush()

@@ -1,5 +1,7 @@
+import DefaultsFiles
 import DefaultsPropertyList
 import Foundation
+import Synchronization
 
 /// What the library remembers about the synced keys of one suite, durably: per key, the version
 /// of the value it holds, a digest of that value, and whether the value still has to be pushed.
@@ -8,6 +10,11 @@ import Foundation
 /// offline (or by a process killed before it could push) is pushed on the next start. A change
 /// made while the library was not watching (by `defaults write`, or in a process without a store)
 /// is found by its digest.
+///
+/// A file of its own, not a suite: its entries are held here and written by the file layer
+/// (`SuiteFile.edit`, under the file's lock, on top of what other processes wrote) when the engine
+/// flushes it, so that flushing it from a suite's persist listener re-enters no suite. Its format
+/// is a property list of one dictionary per key, as it always was.
 final class SyncJournal: Sendable {
     struct Entry: Sendable, Equatable {
         var timestamp: SyncTimestamp
@@ -32,9 +39,24 @@ final class SyncJournal: Sendable {
     /// The entry holding the last sync time; key names cannot start with `@`.
     fileprivate static let lastSyncKey = "@lastSync"
 
-    let storage: any StoreBackedSuite
-    /// The journal's file, when it has one: read again when another process wrote it.
-    private let file: FileSuite?
+    private struct State {
+        /// The file's values as last read or written, with the entries set since on top.
+        var values: [String: PropertyListValue] = [:]
+        /// The entries set since the file was last written: put on top of the file's at a flush.
+        var unwritten: [String: PropertyListValue] = [:]
+        /// The version of the file `values` were read from or written as.
+        var identity: FileIdentity?
+        /// The last flush's failure, logged once.
+        var lastFailure: String?
+    }
+
+    /// The journal's file; `nil` for a suite that keeps its values in memory.
+    private let file: SuiteFile?
+    /// Held only to read or change the entries, never during I/O.
+    private let state: Mutex<State>
+    /// One flush at a time, held across the file's lock, read and write: taken inside a suite's
+    /// persisting write (its `io` and file lock), never the other way around.
+    private let flushing = Mutex(())
 
     /// The journal of `suite`: a file beside the file a suite of this library keeps its values
     /// in, in memory for one that keeps them in memory, and in the default directory, by suite
@@ -43,12 +65,16 @@ final class SyncJournal: Sendable {
         let store = suite.backend.storeBacked?.store
         if let store, store.fileURL == nil {
             file = nil
-            storage = InMemorySuite(name: "\(suite.name).defaults-sync")
+            state = Mutex(State())
         } else {
             let fileURL = store?.fileURL ?? FileSuite.fileURL(forName: suite.name)
-            let journal = FileSuite(fileURL: Self.journalURL(forSuiteFile: fileURL), arguments: [])
-            file = journal
-            storage = journal
+            let file = SuiteFile(url: Self.journalURL(forSuiteFile: fileURL))
+            self.file = file
+            var state = State()
+            // A damaged journal is read as empty (values are then found by their digests) and moved
+            // aside by the first flush.
+            Self.take(file.read(), into: &state)
+            self.state = Mutex(state)
         }
     }
 
@@ -60,7 +86,7 @@ final class SyncJournal: Sendable {
     }
 
     func entry(forKey key: String) -> Entry? {
-        Self.entry(from: storage.storedValue(forKey: key))
+        Self.entry(from: state.withLock { $0.values[key] })
     }
 
     func setEntry(_ entry: Entry, forKey key: String) {
@@ -70,20 +96,32 @@ final class SyncJournal: Sendable {
         ]
         fields["previous"] = entry.previousDigest.map(PropertyListValue.string)
         fields["refused"] = entry.refusal.map(PropertyListValue.string)
-        let value = PropertyListValue.dictionary(fields)
-        storage.apply(CollectionOfOne((key: key, value: value as PropertyListValue?)))
+        set(.dictionary(fields), forKey: key)
     }
 
     var lastSync: Date? {
-        get { storage.object(forKey: Self.lastSyncKey) as? Date }
-        set { storage.set(newValue, forKey: Self.lastSyncKey) }
+        get { Contents(state.withLock { $0.values }).lastSync }
+        set {
+            if let newValue { set(.date(newValue), forKey: Self.lastSyncKey) }
+        }
+    }
+
+    private func set(_ value: PropertyListValue, forKey key: String) {
+        let hasFile = file != nil
+        state.withLock { state in
+            guard state.values[key] != value else { return }
+            state.values[key] = value
+            if hasFile {
+                state.unwritten[key] = value
+            }
+        }
     }
 
     /// The keys whose recorded change is not on the store, pending or set aside
     /// (``SyncRules/standing(_:refused:isManaged:)``): the keys a suite bound for its journal
     /// syncs, so that a set-aside change is pushed once it can be. Not a count of pending changes.
     var unpushedKeys: [String] {
-        Contents(storage.persistentStoredValues()).standings(isManaged: { _ in false }).map(\.key)
+        Contents(state.withLock { $0.values }).standings(isManaged: { _ in false }).map(\.key)
     }
 
     /// A journal's values as read from its file, for reading one without opening it as a suite.
@@ -117,17 +155,90 @@ final class SyncJournal: Sendable {
         }
     }
 
+    /// Whether some entry set here is not in the file yet.
+    var hasUnwrittenEntries: Bool {
+        state.withLock { !$0.unwritten.isEmpty }
+    }
+
+    /// Writes the entries set since the last flush on top of the file's (another process syncing
+    /// the suite writes it too), durably, and takes what the other process wrote. A damaged file is
+    /// moved aside and replaced. On failure the entries stay in memory for the next flush.
     func flush() throws {
-        try storage.flush()
+        guard let file else { return }
+        try flushing.withLock { _ in
+            let unwritten = state.withLock { $0.unwritten }
+            guard !unwritten.isEmpty else { return }
+            var merged: [String: PropertyListValue] = [:]
+            let edit = try file.edit(replacingDamaged: true) { values in
+                values.merge(unwritten) { _, new in new }
+                merged = values
+            }
+            state.withLock { state in
+                // An entry set again meanwhile stays unwritten, and on top.
+                state.unwritten = state.unwritten.filter { unwritten[$0.key] != $0.value }
+                state.values = merged.merging(state.unwritten) { _, new in new }
+                state.identity = edit.identity
+                state.lastFailure = nil
+            }
+            if let backup = edit.backupPath {
+                let message =
+                    "the sync journal \(file.path) was not a valid property list; it was moved to \(backup) and "
+                    + "written again from what this process holds"
+                Defaults.logger.warning("\(message)")
+            }
+        }
+    }
+
+    /// ``flush()``, logging a failure once until the journal is written again: the entries stay in
+    /// memory for the next flush, and sync goes on.
+    func flushLoggingFailure() {
+        do {
+            try flush()
+        } catch {
+            let message = "\(error)"
+            let isNew = state.withLock { state in
+                defer { state.lastFailure = message }
+                return state.lastFailure != message
+            }
+            if isNew {
+                Defaults.logger.error(
+                    "a sync journal could not be written: \(message); its entries are kept in memory for its next flush"
+                )
+            }
+        }
     }
 
     /// Reads the journal's file again if another process wrote it since; returns whether it did.
     /// A process syncing the same suite makes its journal durable before the suite's file, so a
-    /// value found in the file that the journal does not know is looked up here again.
+    /// value found in the file that the journal does not know is looked up here again. Entries
+    /// set here and not written yet stay on top.
     func reloadIfChanged() -> Bool {
-        guard let file, !file.isFileAsLoaded() else { return false }
-        file.reload()
-        return true
+        guard let file else { return false }
+        // Not beside a flush, which could leave a version older than its own here.
+        return flushing.withLock { _ in
+            guard let current = try? PosixFile.identity(at: file.path) else { return false }
+            if let known = state.withLock({ $0.identity }), known.isSameVersion(as: current) { return false }
+            let read = file.read()
+            return state.withLock { Self.take(read, into: &$0) }
+        }
+    }
+
+    /// Takes what a read of the file found: its values, with the entries not written yet on top.
+    /// A damaged file or one that is no file keeps the values held, and its version is noted so
+    /// that it is not read again until it changes. Returns whether values were read.
+    @discardableResult
+    private static func take(_ read: SuiteFile.Contents, into state: inout State) -> Bool {
+        switch read {
+        case .values(let values, let identity):
+            state.values = values.merging(state.unwritten) { _, new in new }
+            state.identity = identity
+            return true
+        case .damaged(let identity, _), .notRegularFile(let identity, _):
+            state.identity = identity
+            return false
+        case .absent, .unreadable:
+            return false
+        }
     }
 
     fileprivate static func entry(from value: PropertyListValue?) -> Entry? {

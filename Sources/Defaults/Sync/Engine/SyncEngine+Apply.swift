@@ -108,7 +108,7 @@ extension SyncEngine {
         }
         finish(findings.recording)
         for batch in batches {
-            try? batch.journal.flush()
+            batch.journal.flushLoggingFailure()
         }
         for batch in batches {
             _ = batch.suite.applyConditionally(batch.writes, origin: .sync)

@@ -50,12 +50,14 @@ extension SyncEngine {
         }
     }
 
-    /// Removes the engine's observer and persist listener from a suite no longer bound.
+    /// Removes the engine's observer and persist listener from a suite no longer bound, and makes
+    /// its journal durable.
     private func unbind(_ synced: SyncedSuite) {
         if let listener = synced.persistListener {
             synced.suite.backend.storeBacked?.store.removePersistListener(listener)
         }
         synced.suite.changes.removeObserver(synced.token)
+        synced.journal.flushLoggingFailure()
     }
 
     /// Stops syncing every key, and unbinds every suite (those bound for their pending changes too).

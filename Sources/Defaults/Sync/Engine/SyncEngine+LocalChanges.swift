@@ -90,7 +90,7 @@ extension SyncEngine {
     /// durable first. Runs holding the suite's `io` and file lock.
     func suiteWillWrite(_ suite: any DefaultsSuite, keys: Set<String>?) {
         finish(recordLocalChanges(of: suite, among: keys, isOwnWrite: true, skippingApplied: true))
-        try? withState { $0.suites[ObjectIdentifier(suite)]?.journal }?.flush()
+        withState { $0.suites[ObjectIdentifier(suite)]?.journal }?.flushLoggingFailure()
     }
 
     /// Records the synced keys among `keys` (all when `nil`) whose value the journal does not

@@ -46,10 +46,7 @@ extension SyncEngine {
         } onCancel: {
             withState { $0.waiters.removeValue(forKey: id) }?.resume()
         }
-        let journals = withState { $0.suites.values.map(\.journal) }
-        for journal in journals {
-            try? journal.flush()
-        }
+        flushJournals()
     }
 
     func resumeWaitersIfIdle() {

@@ -88,6 +88,8 @@ package final class SyncEngine: Sendable {
     let adoptsDeclaredKeys: Bool
     /// Runs work after a delay (a retry): by the time of the process, or of a test's driver.
     let schedule: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
+    /// The hook that makes the journals durable at exit and at ``Defaults/flushAll()``.
+    private let flushHook = Atomic(-1)
 
     /// Creates an engine.
     ///
@@ -110,6 +112,7 @@ package final class SyncEngine: Sendable {
         Task.detached { [self] in
             for await job in stream {
                 await self.run(job)
+                self.flushJournals()
                 let admitted = self.withState { state -> [CheckedContinuation<Bool, Never>] in
                     state.queuedJobs -= 1
                     // An earlier session's event counted in that session only, now gone.
@@ -127,6 +130,9 @@ package final class SyncEngine: Sendable {
             }
             self.resumeQuietWaiters()
         }
+        // What a job recorded and has not flushed yet is made durable before the suites' files.
+        flushHook.store(
+            SuiteRegistry.addFlushHook { [weak self] in self?.flushJournals() }, ordering: .relaxed)
         // Keys declared with `iCloud: true` before the engine started, then each one as it is.
         if adoptingDeclaredKeys {
             let declared = SyncedKeyDeclarations.take { [unowned self] key in self.add(key) }
@@ -168,9 +174,20 @@ package final class SyncEngine: Sendable {
         }
     }
 
+    /// Makes durable what the last job recorded (a push's outcome, a catch-up's versions, the last
+    /// sync time); with no lock held. A local change is made durable before its suite's file by
+    /// the persist listener, and a remote one before it is stored (``apply(_:)``).
+    func flushJournals() {
+        let journals = withState { $0.suites.values.map(\.journal) }
+        for journal in journals where journal.hasUnwrittenEntries {
+            journal.flushLoggingFailure()
+        }
+    }
+
     /// Ends the job stream: the engine's task returns after the job running.
     func finishJobs() {
         jobs.finish()
+        SuiteRegistry.removeFlushHook(flushHook.load(ordering: .relaxed))
     }
 
     // MARK: The store's events
