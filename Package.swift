@@ -69,12 +69,24 @@ let package = Package(
         .target(name: "DefaultsSchema"),
         // The one rule for printing outside text: controls escaped visibly (`package` access, no product).
         .target(name: "DefaultsTerminalText"),
+        // The storage core and its backends (a file, memory, `UserDefaults`): suites of
+        // property-list values, administrator's layers, changes; it knows no key. `Defaults`
+        // re-exports it.
+        .target(
+            name: "DefaultsStorage",
+            dependencies: [
+                "DefaultsFiles",
+                "DefaultsPropertyList",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "Defaults",
             dependencies: [
                 "DefaultsFiles",
                 "DefaultsPropertyList",
                 "DefaultsSchema",
+                "DefaultsStorage",
                 "DefaultsSyncProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -53,7 +53,12 @@ LAYERS = [
         "files and SQL, which know no key, suite or engine",
         ["DefaultsFiles", "DefaultsSyncSQL"],
     ),
-    ("library", "the typed API, suites, observation and the sync engine", ["Defaults"]),
+    (
+        "storage",
+        "suites of property-list values and their backends, which know no key, observer or engine",
+        ["DefaultsStorage"],
+    ),
+    ("library", "the typed API, observation and the sync engine, re-exporting storage", ["Defaults"]),
     (
         "integration",
         "built on Defaults (or, for the server, on the SQL layer)",
@@ -96,6 +101,7 @@ BUILDS_WITHOUT = {
     "DefaultsSyncServer": ({"Defaults"}, "the server links the SQL layer, never DefaultsPostgres or the engine"),
     "DefaultsSyncServerCommand": ({"Defaults"}, "the server links the SQL layer, never DefaultsPostgres or the engine"),
     "DefaultsSyncSQL": ({"Defaults"}, "the server links it without the engine"),
+    "DefaultsStorage": ({"Defaults"}, "storage knows no key, observer or sync engine"),
     "DefaultsSchema": ({"package:*"}, "Foundation only: tools read schemas without the library's dependencies"),
     "DefaultsSyncProtocol": ({"package:*"}, "Foundation only: shared by the server, its clients and the SQL layer"),
     "DefaultsPropertyList": ({"package:*"}, "dependency-free"),

@@ -55,7 +55,7 @@ package struct AdministratorResolution: Sendable {
         }
 
         /// Managed by the file of ``managed``, or writable.
-        package var writability: Defaults.Writability {
+        package var writability: DefaultsWritability {
             managed.map { .managed(file: $0.file) } ?? .writable
         }
     }
@@ -118,7 +118,7 @@ package struct AdministratorResolution: Sendable {
     package var ignored: [Entry] { keys.values.flatMap(\.ignored) }
 
     /// Whether `key` can be written, or which managed file enforces it.
-    package func writability(ofKey key: String) -> Defaults.Writability {
+    package func writability(ofKey key: String) -> DefaultsWritability {
         keys[key]?.writability ?? .writable
     }
 
@@ -178,7 +178,7 @@ package struct AdministratorResolution: Sendable {
         /// The administrator's files that were ignored (unreadable, untrusted), with the reason.
         package var problems: [DefaultsError] = []
         /// Whether the key can be written, or which managed file enforces it.
-        package var writability: Defaults.Writability = .writable
+        package var writability: DefaultsWritability = .writable
 
         package init() {}
 

@@ -53,7 +53,7 @@ final class SuiteProblems: Sendable {
 
 extension DefaultsSuite {
     /// Reports `problem` through the suite's problems when it keeps them, else to the log.
-    func reportProblem(_ problem: DefaultsError) {
+    package func reportProblem(_ problem: DefaultsError) {
         backend.report(problem)
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Every suite opened in this process that may hold data not yet on disk, so that
 /// ``Defaults/flushAll()`` and the exit handler reach them all.
-enum SuiteRegistry {
+package enum SuiteRegistry {
     private struct WeakSuite {
         weak var suite: (any DefaultsSuite)?
     }
@@ -27,7 +27,7 @@ enum SuiteRegistry {
         }
     }
 
-    static var all: [any DefaultsSuite] {
+    package static var all: [any DefaultsSuite] {
         suites.withLock { $0.compactMap(\.suite) }
     }
 
@@ -37,7 +37,7 @@ enum SuiteRegistry {
     /// signals and ``Defaults/flushAll()``) runs before flushing the suites: what must be durable
     /// before their files (a sync engine's journals). Registered from above; returns the hook's
     /// identifier for ``removeFlushHook(_:)``.
-    static func addFlushHook(_ hook: @escaping @Sendable () -> Void) -> Int {
+    package static func addFlushHook(_ hook: @escaping @Sendable () -> Void) -> Int {
         _ = installExitHandler
         return flushHooks.withLock { registered in
             defer { registered.next += 1 }
@@ -46,12 +46,12 @@ enum SuiteRegistry {
         }
     }
 
-    static func removeFlushHook(_ id: Int) {
+    package static func removeFlushHook(_ id: Int) {
         _ = flushHooks.withLock { $0.hooks.removeValue(forKey: id) }
     }
 
     @discardableResult
-    static func flushAll(reportingTo logger: Logger? = nil) -> [DefaultsError] {
+    package static func flushAll(reportingTo logger: Logger? = nil) -> [DefaultsError] {
         var errors: [DefaultsError] = []
         for hook in flushHooks.withLock({ $0.hooks.sorted { $0.key < $1.key }.map(\.value) }) {
             hook()

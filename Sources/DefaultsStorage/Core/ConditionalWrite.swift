@@ -4,11 +4,17 @@ import DefaultsPropertyList
 /// since is newer, and is kept. Values from another machine arrive so (the sync engine decides
 /// without the suite's lock), and so are values a persisting write could not store put back.
 package struct ConditionalWrite: Sendable {
-    var key: String
+    package var key: String
     /// The persistent value the writer saw; the write is skipped if the key holds another.
-    var expected: PropertyListValue?
+    package var expected: PropertyListValue?
     /// The value to store; `nil` removes it.
-    var value: PropertyListValue?
+    package var value: PropertyListValue?
+
+    package init(key: String, expected: PropertyListValue?, value: PropertyListValue?) {
+        self.key = key
+        self.expected = expected
+        self.value = value
+    }
 }
 
 extension DefaultsSuite {
@@ -16,7 +22,7 @@ extension DefaultsSuite {
     /// value changed with `origin`, and returns the keys it stored. A suite of this library
     /// applies them as one edit (``SuiteEdit/conditional(_:origin:)``); a suite of the
     /// application's own is checked and then written, without its lock between the two.
-    func applyConditionally(_ writes: [ConditionalWrite], origin: SuiteChange.Origin) -> Set<String> {
+    package func applyConditionally(_ writes: [ConditionalWrite], origin: SuiteChange.Origin) -> Set<String> {
         if let suite = backend.storeBacked {
             return suite.edit(.conditional(writes, origin: origin)).stored
         }

@@ -20,7 +20,7 @@ package protocol SuiteBackend: Sendable {
     var problemFileURL: URL? { get }
 
     /// Whether `key` can be changed now, and if not, which administrator's file enforces it.
-    func writability(ofKey key: String) -> Defaults.Writability
+    func writability(ofKey key: String) -> DefaultsWritability
 
     /// Whether the administrator enforces `key`'s value here.
     func isManaged(_ key: String) -> Bool
@@ -35,7 +35,7 @@ extension SuiteBackend {
     package var problemFileURL: URL? { nil }
 
     /// Writable: only an administrator's layers make a key otherwise.
-    package func writability(ofKey key: String) -> Defaults.Writability { .writable }
+    package func writability(ofKey key: String) -> DefaultsWritability { .writable }
 
     package func isManaged(_ key: String) -> Bool { false }
 

@@ -5,10 +5,17 @@ import DefaultsPropertyList
 /// holds `expected` and `to` holds nothing (unless it is `from`), so that a move planned on values
 /// that changed since is not made.
 package struct KeyMove: Sendable, Equatable {
-    var from: String
-    var to: String
-    var expected: PropertyListValue
-    var value: PropertyListValue
+    package var from: String
+    package var to: String
+    package var expected: PropertyListValue
+    package var value: PropertyListValue
+
+    package init(from: String, to: String, expected: PropertyListValue, value: PropertyListValue) {
+        self.from = from
+        self.to = to
+        self.expected = expected
+        self.value = value
+    }
 }
 
 extension KeyMove {

@@ -5,7 +5,7 @@ import DefaultsPropertyList
 extension DefaultsSuite {
     /// What a read of `key` returns, as a `Sendable` value: what observation and snapshots keep.
     /// `nil` as well for an object that is not a property-list value.
-    func storedValue(forKey key: String) -> PropertyListValue? {
+    package func storedValue(forKey key: String) -> PropertyListValue? {
         if let suite = backend.storeBacked {
             return suite.store.value(forKey: key)
         }

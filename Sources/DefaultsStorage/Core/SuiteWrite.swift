@@ -7,7 +7,7 @@ import Foundation
 /// here, and an edit with a value that has none is refused whole, as one ``DefaultsError`` of
 /// kind ``DefaultsError/Kind/unsupportedValue``. The administrator's rule is applied by
 /// ``SuiteDomains/apply(_:tellsChanges:)``, the one function that changes a suite's domains.
-enum SuiteWrite {
+package enum SuiteWrite {
     /// `changes` as property-list values, or the one problem that refuses them all.
     static func convert(
         _ changes: [(key: String, object: Any?)], suite: String, fileURL: URL? = nil
@@ -57,7 +57,7 @@ enum SuiteWrite {
     }
 
     /// The problem of a key's value its bridge could not serialize.
-    static func unserializable(key: String, type: Any.Type, suite: String) -> DefaultsError {
+    package static func unserializable(key: String, type: Any.Type, suite: String) -> DefaultsError {
         DefaultsError(
             suite: suite, kind: .unsupportedValue, key: key,
             message:

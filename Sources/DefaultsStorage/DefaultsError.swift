@@ -96,7 +96,7 @@ public struct DefaultsError: Error, Sendable, CustomStringConvertible {
 
     /// One error for several problems: the only one itself, or a ``Kind/multiple`` error that
     /// carries them all, with `message` saying what they stopped.
-    init(combining causes: [DefaultsError], message: String) {
+    package init(combining causes: [DefaultsError], message: String) {
         if causes.count == 1, let only = causes.first {
             self = only
             return
@@ -110,7 +110,7 @@ public struct DefaultsError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A value that its bridge could not turn into a property-list object, so it was not stored.
-    static func unserializable(key: String, valueType: Any.Type, reason: String) -> DefaultsError {
+    package static func unserializable(key: String, valueType: Any.Type, reason: String) -> DefaultsError {
         DefaultsError(
             kind: .unsupportedValue, key: key,
             message:

@@ -21,7 +21,7 @@ extension PropertyListValue {
     }
 
     /// A value from an object, `nil` for anything that is not a property-list value.
-    static func from(_ object: Any?) -> PropertyListValue? {
+    package static func from(_ object: Any?) -> PropertyListValue? {
         object.flatMap { try? PropertyListValue($0) }
     }
 }

@@ -8,7 +8,7 @@ import DefaultsPropertyList
 ///
 /// Every change to a domain, whatever the path that makes it, advances ``generation``, which the
 /// suite exposes as ``DefaultsSuite/valueGeneration`` for keys' read caches.
-struct SuiteDomains: Sendable {
+package struct SuiteDomains: Sendable {
     private(set) var managed: [String: PropertyListValue] = [:] {
         didSet { generation.advance() }
     }
@@ -16,7 +16,7 @@ struct SuiteDomains: Sendable {
     private(set) var arguments: [String: PropertyListValue?] = [:] {
         didSet { generation.advance() }
     }
-    private(set) var persistent: [String: PropertyListValue] = [:] {
+    package private(set) var persistent: [String: PropertyListValue] = [:] {
         didSet { generation.advance() }
     }
     private(set) var vendor: [String: PropertyListValue] = [:] {

@@ -7,12 +7,12 @@ import DefaultsPropertyList
 /// The value ``absentMarker`` (written by ``Defaults/LaunchArguments`` for an optional set to
 /// `nil`) stands for "no value": it hides the persistent value, so that a read finds the registered
 /// default, or nothing.
-enum ArgumentsDomain {
+package enum ArgumentsDomain {
     /// The argument value that makes a key read as if nothing were stored.
     ///
     /// It is not a property list in any syntax, so Foundation's own argument parsing (on Apple
     /// platforms, for `UserDefaults`) keeps it as this exact string.
-    static let absentMarker = "<swift-defaults:absent/>"
+    package static let absentMarker = "<swift-defaults:absent/>"
 
     /// The values by key; `nil` for a key given ``absentMarker``.
     static func parse(_ arguments: some Collection<String>) -> [String: PropertyListValue?] {

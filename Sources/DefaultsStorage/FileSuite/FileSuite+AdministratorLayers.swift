@@ -58,7 +58,7 @@ extension FileSuite {
 
     /// Whether `key` can be changed now, and if not, which administrator's file enforces it: a
     /// managed value of the key's name that no key declared in this process reads enforces nothing.
-    public func writability(ofKey key: String) -> Defaults.Writability {
+    public func writability(ofKey key: String) -> DefaultsWritability {
         administrator.writability(ofKey: key)
     }
 
@@ -195,7 +195,7 @@ final class AdministratorLayers: Sendable {
     }
 
     /// Whether `key` can be written, by the resolution in the suite's domains.
-    func writability(ofKey key: String) -> Defaults.Writability {
+    func writability(ofKey key: String) -> DefaultsWritability {
         current.withLock { $0.resolution.writability(ofKey: key) }
     }
 

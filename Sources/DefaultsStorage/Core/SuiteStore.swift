@@ -15,15 +15,15 @@ import Synchronization
 /// the file too). Values arrive converted (``SuiteWrite``). A suite type is a backend: it loads values
 /// into its store and persists the pending changes (``FileSuite``), or keeps none (``InMemorySuite``).
 package final class SuiteStore: Sendable {
-    struct State {
-        var domains: SuiteDomains
+    package struct State {
+        package var domains: SuiteDomains
         /// This process's changes not yet persisted; kept only for a backend that persists them.
         var pending = PendingChanges()
     }
 
     let name: String
     /// The file the backend keeps its values in, named in problems; `nil` when none.
-    let fileURL: URL?
+    package let fileURL: URL?
     let changes = SuiteChangeCenter()
     let problems = SuiteProblems()
     /// Advanced by the domains on every change; read without the lock (``DefaultsSuite/valueGeneration``).
@@ -54,7 +54,7 @@ package final class SuiteStore: Sendable {
     }
 
     /// Reads the domains (and pending changes) under the lock.
-    func read<Result>(_ body: (borrowing State) -> Result) -> Result {
+    package func read<Result>(_ body: (borrowing State) -> Result) -> Result {
         state.withLock { body($0) }
     }
 
@@ -133,10 +133,10 @@ package final class SuiteStore: Sendable {
     /// process changed (`nil`: every key; values written elsewhere are not among them): the sync
     /// engine makes its journal durable there, so that another process never sees a synced value
     /// without its journal entry. It must not write this suite.
-    typealias PersistListener = @Sendable (_ ownKeys: Set<String>?) -> Void
+    package typealias PersistListener = @Sendable (_ ownKeys: Set<String>?) -> Void
 
     /// Adds a listener told before each write; returns what removes it.
-    func addPersistListener(_ listener: @escaping PersistListener) -> Int {
+    package func addPersistListener(_ listener: @escaping PersistListener) -> Int {
         persistListeners.withLock { state in
             state.next += 1
             state.listeners[state.next] = listener
@@ -144,7 +144,7 @@ package final class SuiteStore: Sendable {
         }
     }
 
-    func removePersistListener(_ id: Int) {
+    package func removePersistListener(_ id: Int) {
         persistListeners.withLock { _ = $0.listeners.removeValue(forKey: id) }
     }
 

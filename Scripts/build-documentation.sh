@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds every DocC catalog (Sources/<module>/<module>.docc) with swift-docc-plugin, warnings
+# treated as errors, so that every symbol link (``Symbol``), article link (<doc:Article>) and
+# documented parameter stays valid. The archives are in .build/plugins/Swift-DocC/outputs/; the
+# log in .build-docs.log. `.ci/run` runs it after the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+modules=()
+others=()
+for catalog in Sources/*/*.docc; do
+    module="$(basename "$(dirname "$catalog")")"
+    modules+=("$module")
+    # Defaults is built on its own, below.
+    [ "$module" = Defaults ] || others+=(--target "$module")
+done
+
+failed() {
+    grep -E -B2 -A12 "(^|: )(error|warning):" .build-docs.log | head -200
+    echo "error: the documentation has warnings or broken links, or did not build (full log: .build-docs.log)" >&2
+    exit 1
+}
+
+: > .build-docs.log
+swift package generate-documentation "${others[@]}" --warnings-as-errors >> .build-docs.log 2>&1 || failed
+
+# Defaults re-exports DefaultsStorage (`@_exported import`: its suites are Defaults' API), whose
+# symbols swift-docc-plugin leaves out of the symbol graph it extracts. So Defaults' graph is
+# extracted here, re-exported symbols included, and given to the plugin in the place of its own.
+swift build --target Defaults >> .build-docs.log 2>&1 || failed
+bin="$(swift build --show-bin-path)"
+triple="$(swiftc -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')"
+sdk=()
+if [ "$(uname)" = Darwin ]; then
+    sdk=(-sdk "$(xcrun --show-sdk-path)")
+fi
+graph="$(mktemp -d)"
+trap 'rm -rf "$graph"' EXIT
+swift-symbolgraph-extract -module-name Defaults -target "$triple" "${sdk[@]}" -I "$bin/Modules" \
+    -module-cache-path "$bin/ModuleCache" -minimum-access-level public -emit-extension-block-symbols \
+    -skip-inherited-docs -experimental-allowed-reexported-modules=DefaultsStorage -output-dir "$graph" \
+    >> .build-docs.log 2>&1 || failed
+swift package generate-documentation --target Defaults --additional-symbol-graph-dir "$graph" \
+    --warnings-as-errors >> .build-docs.log 2>&1 || failed
+
+echo "documentation of ${modules[*]} built"
