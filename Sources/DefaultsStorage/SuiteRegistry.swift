@@ -31,13 +31,13 @@ package enum SuiteRegistry {
         suites.withLock { $0.compactMap(\.suite) }
     }
 
-    private static let flushHooks = Mutex<(next: Int, hooks: [Int: @Sendable () -> Void])>((0, [:]))
+    private static let flushHooks = Mutex<(next: Int, hooks: [Int: @Sendable () -> [DefaultsError]])>((0, [:]))
 
     /// Adds work that ``flushAll(reportingTo:)`` (and so the exit handler, the termination
     /// signals and ``Defaults/flushAll()``) runs before flushing the suites: what must be durable
-    /// before their files (a sync engine's journals). Registered from above; returns the hook's
-    /// identifier for ``removeFlushHook(_:)``.
-    package static func addFlushHook(_ hook: @escaping @Sendable () -> Void) -> Int {
+    /// before their files (a sync engine's journals). It returns what it could not make durable.
+    /// Registered from above; returns the hook's identifier for ``removeFlushHook(_:)``.
+    package static func addFlushHook(_ hook: @escaping @Sendable () -> [DefaultsError]) -> Int {
         _ = installExitHandler
         return flushHooks.withLock { registered in
             defer { registered.next += 1 }
@@ -54,7 +54,10 @@ package enum SuiteRegistry {
     package static func flushAll(reportingTo logger: Logger? = nil) -> [DefaultsError] {
         var errors: [DefaultsError] = []
         for hook in flushHooks.withLock({ $0.hooks.sorted { $0.key < $1.key }.map(\.value) }) {
-            hook()
+            for error in hook() {
+                logger?.error("\(error)")
+                errors.append(error)
+            }
         }
         for suite in all {
             do {

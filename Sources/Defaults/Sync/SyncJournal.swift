@@ -162,14 +162,17 @@ final class SyncJournal: Sendable {
 
     /// Writes the entries set since the last flush on top of the file's (another process syncing
     /// the suite writes it too), durably, and takes what the other process wrote. A damaged file is
-    /// moved aside and replaced. On failure the entries stay in memory for the next flush.
+    /// moved aside and replaced by what this journal holds, as is a file removed meanwhile. On
+    /// failure the entries stay in memory for the next flush.
     func flush() throws {
         guard let file else { return }
-        try flushing.withLock { _ in
-            let unwritten = state.withLock { $0.unwritten }
-            guard !unwritten.isEmpty else { return }
+        let backup = try flushing.withLock { _ -> String? in
+            let (unwritten, held) = state.withLock { ($0.unwritten, $0.values) }
+            guard !unwritten.isEmpty else { return nil }
             var merged: [String: PropertyListValue] = [:]
             let edit = try file.edit(replacingDamaged: true) { values in
+                // Entries are never removed: one the file lacks was lost with it (damaged, removed).
+                values.merge(held) { inFile, _ in inFile }
                 values.merge(unwritten) { _, new in new }
                 merged = values
             }
@@ -180,20 +183,25 @@ final class SyncJournal: Sendable {
                 state.identity = edit.identity
                 state.lastFailure = nil
             }
-            if let backup = edit.backupPath {
-                let message =
-                    "the sync journal \(file.path) was not a valid property list; it was moved to \(backup) and "
-                    + "written again from what this process holds"
-                Defaults.logger.warning("\(message)")
-            }
+            return edit.backupPath
+        }
+        // Logged with no lock held: a log handler may write a suite.
+        if let backup {
+            let message =
+                "the sync journal \(file.path) was not a valid property list; it was moved to \(backup) and "
+                + "written again from what this process holds"
+            Defaults.logger.warning("\(message)")
         }
     }
 
     /// ``flush()``, logging a failure once until the journal is written again: the entries stay in
-    /// memory for the next flush, and sync goes on.
-    func flushLoggingFailure() {
+    /// memory for the next flush, and sync goes on. Returns the failure, for
+    /// ``Defaults/flushAll()`` to throw.
+    @discardableResult
+    func flushLoggingFailure() -> DefaultsError? {
         do {
             try flush()
+            return nil
         } catch {
             let message = "\(error)"
             let isNew = state.withLock { state in
@@ -205,6 +213,10 @@ final class SyncJournal: Sendable {
                     "a sync journal could not be written: \(message); its entries are kept in memory for its next flush"
                 )
             }
+            return DefaultsError(
+                kind: .writeFailed, fileURL: file.map { URL(fileURLWithPath: $0.path, isDirectory: false) },
+                message: "the sync journal could not be written: \(message); its entries are kept in memory",
+                underlyingError: error)
         }
     }
 

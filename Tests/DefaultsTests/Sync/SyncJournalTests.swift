@@ -139,7 +139,7 @@ import Testing
     func flushAllRunsFlushHooks() throws {
         let journal = SyncJournal(for: suite)
         journal.setEntry(entry(7), forKey: "volume")
-        let id = SuiteRegistry.addFlushHook { journal.flushLoggingFailure() }
+        let id = SuiteRegistry.addFlushHook { journal.flushLoggingFailure().map { [$0] } ?? [] }
         // Another test's suite may fail to flush meanwhile: the hooks run whatever the suites do.
         try? Defaults.flushAll()
         #expect(try onDisk().entry(forKey: "volume") == entry(7))
@@ -149,6 +149,42 @@ import Testing
         try? Defaults.flushAll()
         #expect(journal.hasUnwrittenEntries)
         #expect(try onDisk().entry(forKey: "volume") == entry(7))
+    }
+
+    @Test("Defaults.flushAll throws what a flush hook could not make durable")
+    func flushAllThrowsAJournalsFailure() throws {
+        let journal = SyncJournal(for: suite)
+        // A file where the journal's directory goes: the flush cannot write.
+        try Data("in the way".utf8).write(to: journalURL.deletingLastPathComponent())
+        journal.setEntry(entry(3), forKey: "volume")
+        let id = SuiteRegistry.addFlushHook { journal.flushLoggingFailure().map { [$0] } ?? [] }
+        defer { SuiteRegistry.removeFlushHook(id) }
+        do {
+            try Defaults.flushAll()
+            Issue.record("flushAll succeeded though the journal could not be written")
+        } catch {
+            // Other tests' suites may fail at the same time: look for the journal among the causes.
+            let errors = [error] + error.causes
+            #expect(errors.contains { $0.kind == .writeFailed && $0.fileURL?.path == journalURL.path })
+        }
+        #expect(journal.hasUnwrittenEntries)
+    }
+
+    @Test("A journal damaged while the program runs is written again from what this process holds")
+    func journalDamagedWhileRunningKeepsHeldEntries() throws {
+        let journal = SyncJournal(for: suite)
+        journal.setEntry(entry(1), forKey: "volume")
+        try journal.flush()
+        try Data("<plist><dict><key>cut".utf8).write(to: journalURL)
+        journal.setEntry(entry(2), forKey: "theme")
+        try journal.flush()
+
+        let file = try onDisk()
+        #expect(file.entry(forKey: "volume") == entry(1))
+        #expect(file.entry(forKey: "theme") == entry(2))
+        #expect(journal.entry(forKey: "volume") == entry(1))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: journalURL.deletingLastPathComponent().path)
+        #expect(kept.contains { $0.hasPrefix("app.plist.corrupt-") })
     }
 
     @Test("The journal of a suite kept in memory writes no file")

@@ -132,7 +132,7 @@ package final class SyncEngine: Sendable {
         }
         // What a job recorded and has not flushed yet is made durable before the suites' files.
         flushHook.store(
-            SuiteRegistry.addFlushHook { [weak self] in self?.flushJournals() }, ordering: .relaxed)
+            SuiteRegistry.addFlushHook { [weak self] in self?.flushJournals() ?? [] }, ordering: .relaxed)
         // Keys declared with `iCloud: true` before the engine started, then each one as it is.
         if adoptingDeclaredKeys {
             let declared = SyncedKeyDeclarations.take { [unowned self] key in self.add(key) }
@@ -176,12 +176,12 @@ package final class SyncEngine: Sendable {
 
     /// Makes durable what the last job recorded (a push's outcome, a catch-up's versions, the last
     /// sync time); with no lock held. A local change is made durable before its suite's file by
-    /// the persist listener, and a remote one before it is stored (``apply(_:)``).
-    func flushJournals() {
+    /// the persist listener, and a remote one before it is stored (``apply(_:)``). Returns the
+    /// journals' failures (each logged once).
+    @discardableResult
+    func flushJournals() -> [DefaultsError] {
         let journals = withState { $0.suites.values.map(\.journal) }
-        for journal in journals where journal.hasUnwrittenEntries {
-            journal.flushLoggingFailure()
-        }
+        return journals.filter(\.hasUnwrittenEntries).compactMap { $0.flushLoggingFailure() }
     }
 
     /// Ends the job stream: the engine's task returns after the job running.
