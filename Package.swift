@@ -80,6 +80,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The sync engine, its journal, rules and the store protocol: it knows keys by name only,
+        // and storage by its suites. `Defaults` re-exports it and reaches it as `Defaults.iCloud`.
+        .target(
+            name: "DefaultsSync",
+            dependencies: [
+                "DefaultsFiles",
+                "DefaultsPropertyList",
+                "DefaultsStorage",
+                "DefaultsSyncProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "Defaults",
             dependencies: [
@@ -87,7 +99,7 @@ let package = Package(
                 "DefaultsPropertyList",
                 "DefaultsSchema",
                 "DefaultsStorage",
-                "DefaultsSyncProtocol",
+                "DefaultsSync",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -222,7 +234,10 @@ let package = Package(
         .testTarget(name: "DefaultsPropertyListTests", dependencies: ["DefaultsPropertyList", "TestSupport"]),
         .testTarget(
             name: "DefaultsTests",
-            dependencies: ["Defaults", "DefaultsFiles", "DefaultsSchema", "DefaultsTestHelper", "TestSupport"]),
+            dependencies: [
+                "Defaults", "DefaultsFiles", "DefaultsSchema", "DefaultsStorage", "DefaultsSync", "DefaultsTestHelper",
+                "TestSupport",
+            ]),
         .testTarget(name: "DefaultsCombineTests", dependencies: ["DefaultsCombine", "TestSupport"]),
         // Code written for the Defaults library, as its users write it, in Swift 6 mode: that it
         // compiles unchanged is the main check; its tests assert that it behaves.

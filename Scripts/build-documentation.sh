@@ -24,8 +24,9 @@ failed() {
 : > .build-docs.log
 swift package generate-documentation "${others[@]}" --warnings-as-errors >> .build-docs.log 2>&1 || failed
 
-# Defaults re-exports DefaultsStorage (`@_exported import`: its suites are Defaults' API), whose
-# symbols swift-docc-plugin leaves out of the symbol graph it extracts. So Defaults' graph is
+# Defaults re-exports DefaultsStorage and DefaultsSync (`@_exported import`: the suites and the
+# sync stores' types are Defaults' API), whose symbols swift-docc-plugin leaves out of the symbol
+# graph it extracts. So Defaults' graph is
 # extracted here, re-exported symbols included, and given to the plugin in the place of its own.
 swift build --target Defaults >> .build-docs.log 2>&1 || failed
 bin="$(swift build --show-bin-path)"
@@ -38,7 +39,7 @@ graph="$(mktemp -d)"
 trap 'rm -rf "$graph"' EXIT
 swift-symbolgraph-extract -module-name Defaults -target "$triple" "${sdk[@]}" -I "$bin/Modules" \
     -module-cache-path "$bin/ModuleCache" -minimum-access-level public -emit-extension-block-symbols \
-    -skip-inherited-docs -experimental-allowed-reexported-modules=DefaultsStorage -output-dir "$graph" \
+    -skip-inherited-docs -experimental-allowed-reexported-modules=DefaultsStorage,DefaultsSync -output-dir "$graph" \
     >> .build-docs.log 2>&1 || failed
 swift package generate-documentation --target Defaults --additional-symbol-graph-dir "$graph" \
     --warnings-as-errors >> .build-docs.log 2>&1 || failed

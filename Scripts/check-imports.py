@@ -58,7 +58,12 @@ LAYERS = [
         "suites of property-list values and their backends, which know no key, observer or engine",
         ["DefaultsStorage"],
     ),
-    ("library", "the typed API, observation and the sync engine, re-exporting storage", ["Defaults"]),
+    (
+        "sync",
+        "the sync engine, its journal and rules, and the store protocol, which know keys by name only",
+        ["DefaultsSync"],
+    ),
+    ("library", "the typed API and observation, re-exporting storage and sync", ["Defaults"]),
     (
         "integration",
         "built on Defaults (or, for the server, on the SQL layer)",
@@ -101,7 +106,8 @@ BUILDS_WITHOUT = {
     "DefaultsSyncServer": ({"Defaults"}, "the server links the SQL layer, never DefaultsPostgres or the engine"),
     "DefaultsSyncServerCommand": ({"Defaults"}, "the server links the SQL layer, never DefaultsPostgres or the engine"),
     "DefaultsSyncSQL": ({"Defaults"}, "the server links it without the engine"),
-    "DefaultsStorage": ({"Defaults"}, "storage knows no key, observer or sync engine"),
+    "DefaultsStorage": ({"Defaults", "DefaultsSync"}, "storage knows no key, observer or sync engine"),
+    "DefaultsSync": ({"Defaults"}, "sync knows keys by name only, never the typed API"),
     "DefaultsSchema": ({"package:*"}, "Foundation only: tools read schemas without the library's dependencies"),
     "DefaultsSyncProtocol": ({"package:*"}, "Foundation only: shared by the server, its clients and the SQL layer"),
     "DefaultsPropertyList": ({"package:*"}, "dependency-free"),

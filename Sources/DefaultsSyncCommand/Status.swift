@@ -130,7 +130,7 @@ struct Status: ParsableCommand {
             report.errorKind = problem.kind
             report.problems.append(problem)
         }
-        report.suites = Defaults.iCloud.journalSummaries().map {
+        report.suites = SyncJournal.summaries().map {
             Report.Suite(
                 suite: $0.suite, pendingChanges: $0.pendingChanges, refusedChanges: $0.refusedChanges,
                 managedChanges: $0.managedChanges, lastSync: $0.lastSync, problem: $0.problem)

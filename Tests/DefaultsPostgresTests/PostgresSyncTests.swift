@@ -465,7 +465,10 @@ struct PostgresSyncTests {
         }
         #expect(status.contains("password authentication failed for user \"defaults\""), "\(status)")
         #expect(status.contains("connected=false"))
-        #expect(wrong.log.contains("password authentication failed"))
+        // Logged once the engine's lock is released, so perhaps just after the status says it.
+        try await waitUntil("the refused password to be logged") {
+            wrong.log.contains("password authentication failed")
+        }
         #expect(!wrong.log.contains("not-the-password") && !status.contains("not-the-password"))
     }
 

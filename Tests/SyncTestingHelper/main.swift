@@ -39,7 +39,7 @@
 //   flush                writes every suite (and journal) to disk
 //   journal              journal pending=N refused=R managed=M problem=P: the journal summary
 //                        of the helper's suite
-//                        (`Defaults.iCloud.journalSummaries()`), read from disk after a flush
+//                        (`SyncJournal.summaries()`), read from disk after a flush
 //   quit
 // `(nil)` stands for no value.
 import Defaults
@@ -613,7 +613,7 @@ while let line = readLine() {
             reply("ok")
         case ("journal", 1):
             try Defaults.flushAll()
-            let summary = Defaults.iCloud.journalSummaries().first { $0.suite == suite.name }
+            let summary = SyncJournal.summaries().first { $0.suite == suite.name }
             reply(
                 "journal pending=\(summary?.pendingChanges ?? 0) refused=\(summary?.refusedChanges ?? 0) "
                     + "managed=\(summary?.managedChanges ?? 0) problem=\(summary?.problem ?? "(none)")")

@@ -1,3 +1,4 @@
+import DefaultsSync
 import Foundation
 
 extension Defaults {
@@ -28,7 +29,9 @@ extension Defaults {
     /// - Keys are matched by name, so a key syncs with the keys of the same name on other machines.
     public enum iCloud {
         /// The synced keys.
-        public static var keys: Set<Defaults.Keys> { SyncEngine.shared.keys }
+        public static var keys: Set<Defaults.Keys> {
+            Set(SyncEngine.shared.keys.map { Defaults.Keys(name: $0.name, suite: $0.suite) })
+        }
 
         /// Logs each synced change (key and version), each push and each connection, at `info`.
         public static var isDebug: Bool {

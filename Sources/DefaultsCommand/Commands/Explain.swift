@@ -117,7 +117,7 @@ struct Explain: ParsableCommand {
                 explained.problem = "not among the values the schema allows (\(allowed.summary)); read as it is"
             }
             if layer.kind == .user, keySchema?.iCloud ?? true {
-                explained.sync = Defaults.iCloud.journalRecord(
+                explained.sync = SyncJournal.record(
                     forKey: key, suiteFile: userFile, storedValue: layer.value,
                     isManaged: !stored.writability.isWritable
                 ).map(KeyExplanation.Sync.init)

@@ -26,7 +26,9 @@ package enum DeclaredKeyRule {
     }
 
     /// Why no declared key reads `value` under `name` in `suite`, by the installed rule.
-    static func whyUnreadable(_ value: PropertyListValue, named name: String, in suite: any DefaultsSuite) -> String? {
+    package static func whyUnreadable(_ value: PropertyListValue, named name: String, in suite: any DefaultsSuite)
+        -> String?
+    {
         installed.load()?.rule(value, name, suite)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 
 @testable import Defaults
+@testable import DefaultsSync
 
 /// A sync store in the test's hands, as NIO's `EmbeddedChannel` is: it holds records in memory,
 /// reports an event only when the test sends one (`send(_:)`, returning once the engine took it

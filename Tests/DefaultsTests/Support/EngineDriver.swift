@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 
 @testable import Defaults
+@testable import DefaultsSync
 
 /// Runs a `SyncEngine` in process, deterministically, as NIO's `EmbeddedChannel` runs a channel:
 /// the engine's wall clock and its retries go by the driver's time, which moves only when the test

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Defaults
+@testable import DefaultsSync
 
 /// The sync engine's rules, run in process by `EngineDriver`: an engine of the test's own, its
 /// time moved by the test, each step run to its end. The cross-process tests

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Defaults
+@testable import DefaultsSync
 
 /// What `defaults-sync status` counts from a journal on disk, with no engine: the same rule as the
 /// engine's status (`SyncRules.standing`), from what the journal and the administrator's files say.
@@ -48,7 +49,7 @@ import Testing
             to: directory.appendingPathComponent(".defaults-sync/app.plist"))
         try write(["managed": "enforced"], to: administrator.appendingPathComponent("managed/app.plist"))
 
-        let summaries = Defaults.iCloud.journalSummaries(in: directory, administratorDirectories: [administrator])
+        let summaries = SyncJournal.summaries(in: directory, administratorDirectories: [administrator])
         let summary = try #require(summaries.first)
         #expect(summaries.count == 1 && summary.suite == "app" && summary.problem == nil)
         #expect(summary.pendingChanges == 1)
@@ -58,7 +59,7 @@ import Testing
         // Once the administrator stops managing the key, its change is pending again.
         try FileManager.default.removeItem(at: administrator.appendingPathComponent("managed/app.plist"))
         let freed = try #require(
-            Defaults.iCloud.journalSummaries(in: directory, administratorDirectories: [administrator]).first)
+            SyncJournal.summaries(in: directory, administratorDirectories: [administrator]).first)
         #expect(freed.pendingChanges == 2 && freed.managedChanges == 0)
     }
 }

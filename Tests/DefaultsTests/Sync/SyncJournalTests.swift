@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Defaults
+@testable import DefaultsSync
 
 /// A suite's sync journal is a file of its own: two journals of one suite stand for two processes
 /// syncing it, each with its own entries in memory and the one file between them.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Defaults
+@testable import DefaultsSync
 
 /// The rules deciding every synced value, case by case, with no store, suite or file.
 @Suite struct SyncRulesTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Defaults
+@testable import DefaultsSync
 
 /// The digests that tell whether a synced value changed: of the value itself, alike for values
 /// equal as property lists, and readable in the form earlier journals recorded.

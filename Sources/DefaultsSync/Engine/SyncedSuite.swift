@@ -1,4 +1,5 @@
 import DefaultsPropertyList
+import DefaultsStorage
 import Foundation
 
 /// A suite of synced keys, bound to the engine: its journal, the engine's observer of its changes
@@ -14,7 +15,7 @@ struct SyncedSuite {
     /// The former names of the synced keys (`migrating:`), each with the migration of the key
     /// that lists it: another version of the program syncs the key under that name, and its
     /// records are read into the key, converted.
-    var formerNames: [String: KeyMigration] = [:]
+    var formerNames: [String: any SyncedKeyMigration] = [:]
     /// Keys whose remote value is in the journal and not yet in the suite (between the two steps
     /// of applying records): a write of the suite meanwhile must not take the value it still
     /// holds for a local change.
@@ -27,7 +28,7 @@ struct SyncedSuite {
 
     /// The synced key a record named `name` is for, with the migration converting its value when
     /// `name` is a former name of the key; `nil` when no key of this suite reads it.
-    func target(ofRecordNamed name: String) -> (name: String, migration: KeyMigration?)? {
+    func target(ofRecordNamed name: String) -> (name: String, migration: (any SyncedKeyMigration)?)? {
         if names.contains(name) { return (name, nil) }
         guard let migration = formerNames[name], names.contains(migration.name) else { return nil }
         return (migration.name, migration)
@@ -37,7 +38,7 @@ struct SyncedSuite {
     /// name is no longer synced as a key of its own (the journal may list it as pending, from the
     /// version before): the migration removes it here, and pushing that removal would take the
     /// value from the machines still on that version.
-    mutating func addFormerNames(of migration: KeyMigration?) {
+    mutating func addFormerNames(of migration: (any SyncedKeyMigration)?) {
         for name in migration?.formerNames ?? [] where formerNames[name] == nil {
             formerNames[name] = migration
             names.remove(name)

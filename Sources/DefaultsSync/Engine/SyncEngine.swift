@@ -1,4 +1,6 @@
+import DefaultsStorage
 import Foundation
+import Logging
 import Synchronization
 
 /// The engine behind ``Defaults/iCloud``: a driver around ``SyncRules``. It binds each suite of
@@ -27,22 +29,12 @@ import Synchronization
 /// nor a retried `.catchUp`. A store whose calls are answered on the connection that brings its
 /// events reads on while a call awaits its answer (the sync service's client does).
 ///
-/// The application's engine is ``shared``, behind ``Defaults/iCloud``. Tests make engines of their
-/// own, each with its keys, store and clock, and a `schedule` they control, and run them in process
-/// (`EngineDriver` in the tests); ``shutDown()`` ends one.
+/// It knows keys by name only (``SyncedKey``). The application's engine is made by the typed API
+/// (`SyncEngine.shared`, behind `Defaults.iCloud`), which hands it the keys declared with
+/// `iCloud: true`. Tests make engines of their own, each with its keys, store and clock, and a
+/// `schedule` they control, and run them in process (`EngineDriver` in the tests); ``shutDown()``
+/// ends one.
 package final class SyncEngine: Sendable {
-
-    /// The application's engine: it syncs every key declared with `iCloud: true`, and binds the
-    /// suites of the default directory whose journals hold changes not pushed yet.
-    static let shared = SyncEngine(
-        // Worked out at each `use`, as the environment then says (XDG_CONFIG_HOME, HOME).
-        adoptingDeclaredKeys: true, programDirectory: { FileSuite.defaultDirectory },
-        schedule: { delay, work in
-            Task.detached {
-                try? await Task.sleep(for: delay)
-                work()
-            }
-        })
 
     /// The most store events queued and not yet run, the one running included: four keep the
     /// engine fed while the store reads the next. It bounds the events the engine holds, each
@@ -62,7 +54,7 @@ package final class SyncEngine: Sendable {
     }
 
     struct State {
-        var keys: Set<Defaults.Keys> = []
+        var keys: Set<SyncedKey> = []
         var suites: [ObjectIdentifier: SyncedSuite] = [:]
         var session = SyncSession()
         var clock = HybridLogicalClock()
@@ -80,12 +72,13 @@ package final class SyncEngine: Sendable {
     /// call nothing that could take it again (a nested access traps).
     private let state = Mutex(State())
     private let jobs: AsyncStream<Job>.Continuation
-    let isDebug = Atomic(false)
+    package let isDebug = Atomic(false)
     /// Where the program's suites are, whose journals' unpushed changes are pushed at each
     /// ``use(_:clock:)`` though no key of theirs is declared yet; `nil`: none are looked for.
     let programDirectory: @Sendable () -> URL?
-    /// Takes in the keys declared with `iCloud: true`: the application's engine.
-    let adoptsDeclaredKeys: Bool
+    /// Called when a key is added while no store is in use (the application's engine says once
+    /// that nothing syncs yet).
+    let keyAddedWithoutStore: @Sendable () -> Void
     /// Runs work after a delay (a retry): by the time of the process, or of a test's driver.
     let schedule: @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
     /// The hook that makes the journals durable at exit and at ``Defaults/flushAll()``.
@@ -94,17 +87,17 @@ package final class SyncEngine: Sendable {
     /// Creates an engine.
     ///
     /// - Parameters:
-    ///   - adoptingDeclaredKeys: Syncs the keys declared with `iCloud: true`, those declared so
-    ///     far and each one declared later: the application's engine only.
     ///   - programDirectory: The directory of the suites whose unpushed changes each
     ///     ``use(_:clock:)`` binds.
+    ///   - keyAddedWithoutStore: Called when a key is added while no store is in use.
     ///   - schedule: Runs work once a duration has passed: how a failed call is retried.
     package init(
-        adoptingDeclaredKeys: Bool = false, programDirectory: @escaping @Sendable () -> URL? = { nil },
+        programDirectory: @escaping @Sendable () -> URL? = { nil },
+        keyAddedWithoutStore: @escaping @Sendable () -> Void = {},
         schedule: @escaping @Sendable (Duration, @escaping @Sendable () -> Void) -> Void
     ) {
         self.programDirectory = programDirectory
-        self.adoptsDeclaredKeys = adoptingDeclaredKeys
+        self.keyAddedWithoutStore = keyAddedWithoutStore
         self.schedule = schedule
         let (stream, continuation) = AsyncStream<Job>.makeStream()
         jobs = continuation
@@ -133,11 +126,6 @@ package final class SyncEngine: Sendable {
         // What a job recorded and has not flushed yet is made durable before the suites' files.
         flushHook.store(
             SuiteRegistry.addFlushHook { [weak self] in self?.flushJournals() ?? [] }, ordering: .relaxed)
-        // Keys declared with `iCloud: true` before the engine started, then each one as it is.
-        if adoptingDeclaredKeys {
-            let declared = SyncedKeyDeclarations.take { [unowned self] key in self.add(key) }
-            withState { $0.keys.formUnion(declared) }
-        }
     }
 
     func withState<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
@@ -322,7 +310,7 @@ package final class SyncEngine: Sendable {
             if isNew {
                 // A warning: the store reconnects by itself (a failover is routine); the status
                 // keeps the reason for as long as it lasts.
-                Defaults.logger.warning(
+                StorageEnvironment.logger.warning(
                     "iCloud keys are not syncing: \(message); retrying", metadata: ["store": "\(store.description)"])
             }
         }

@@ -1,6 +1,8 @@
 import DefaultsFiles
 import DefaultsPropertyList
+import DefaultsStorage
 import Foundation
+import Logging
 import Synchronization
 
 /// What the library remembers about the synced keys of one suite, durably: per key, the version
@@ -15,7 +17,7 @@ import Synchronization
 /// (`SuiteFile.edit`, under the file's lock, on top of what other processes wrote) when the engine
 /// flushes it, so that flushing it from a suite's persist listener re-enters no suite. Its format
 /// is a property list of one dictionary per key, as it always was.
-final class SyncJournal: Sendable {
+package final class SyncJournal: Sendable {
     struct Entry: Sendable, Equatable {
         var timestamp: SyncTimestamp
         var digest: String
@@ -190,7 +192,7 @@ final class SyncJournal: Sendable {
             let message =
                 "the sync journal \(file.path) was not a valid property list; it was moved to \(backup) and "
                 + "written again from what this process holds"
-            Defaults.logger.warning("\(message)")
+            StorageEnvironment.logger.warning("\(message)")
         }
     }
 
@@ -209,7 +211,7 @@ final class SyncJournal: Sendable {
                 return state.lastFailure != message
             }
             if isNew {
-                Defaults.logger.error(
+                StorageEnvironment.logger.error(
                     "a sync journal could not be written: \(message); its entries are kept in memory for its next flush"
                 )
             }

@@ -1,5 +1,6 @@
 import DefaultsFiles
 import DefaultsPropertyList
+import DefaultsStorage
 import Foundation
 
 /// What one suite's sync journal holds, as `defaults-sync status` shows it.
@@ -20,14 +21,14 @@ package struct SyncJournalSummary: Sendable, Hashable {
     package var problem: String?
 }
 
-extension Defaults.iCloud {
+extension SyncJournal {
     /// The sync journals of the suites stored in `directory`: what is pending or set aside, and
     /// when each last synced. Each journal is read through the file layer's one reader
     /// (`SuiteFile`), which changes nothing: a damaged or hostile journal is reported, not moved,
     /// repaired or trusted. A key is managed when an administrator's file in
     /// `administratorDirectories` enforces it; with no program's keys to check the value's type
     /// against, every value there counts, as in the `defaults` command without a schema.
-    package static func journalSummaries(
+    package static func summaries(
         in directory: URL = FileSuite.defaultDirectory,
         administratorDirectories: [URL] = FileSuite.defaultAdministratorDirectories
     ) -> [SyncJournalSummary] {

@@ -1,3 +1,4 @@
+import DefaultsStorage
 import Foundation
 
 /// Where syncing stands in this process; read it with ``Defaults/iCloud/status``.

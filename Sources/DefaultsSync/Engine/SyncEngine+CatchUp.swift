@@ -1,3 +1,4 @@
+import DefaultsStorage
 import Foundation
 
 extension SyncEngine {

@@ -1,5 +1,7 @@
 import DefaultsPropertyList
+import DefaultsStorage
 import Foundation
+import Logging
 
 extension SyncEngine {
     /// Pushes every pending change (``SyncRules/standing(_:refused:isManaged:)``), sorted by key (so
@@ -96,7 +98,7 @@ extension SyncEngine {
                 "\(SyncRecordsRefused(refused.filter { newlyRefused.contains($0.key) })); "
                 + "they stay local until their value changes, and every other key goes on syncing"
             withState { $0.session.problems.raise(.refusal, problem) }
-            Defaults.logger.warning("\(problem)", metadata: ["store": "\(store.description)"])
+            StorageEnvironment.logger.warning("\(problem)", metadata: ["store": "\(store.description)"])
         }
         saveLastSync()
     }

@@ -1,5 +1,7 @@
 import DefaultsPropertyList
+import DefaultsStorage
 import Foundation
+import Logging
 
 extension SyncEngine {
     /// What recording local values did, to act on once the lock is released.
@@ -58,7 +60,7 @@ extension SyncEngine {
     /// Logs what recording found and queues a push when there is one; with no lock held.
     func finish(_ recording: LocalRecording) {
         for problem in recording.problems {
-            Defaults.logger.error("\(problem)")
+            StorageEnvironment.logger.error("\(problem)")
         }
         for note in recording.notes {
             debug(note)

@@ -1,4 +1,5 @@
 import DefaultsPropertyList
+import DefaultsStorage
 import Foundation
 
 extension SyncEngine {
@@ -172,7 +173,7 @@ extension SyncEngine {
     /// may not read it (another version of the program stores another type there).
     private static func incoming(
         _ decoded: PropertyListValue?, digest: String, of record: SyncRecord,
-        as target: (name: String, migration: KeyMigration?), in suite: any DefaultsSuite
+        as target: (name: String, migration: (any SyncedKeyMigration)?), in suite: any DefaultsSuite
     ) -> (PropertyListValue?, SyncRules.Incoming) {
         var value = decoded
         var digest = digest
@@ -184,9 +185,8 @@ extension SyncEngine {
             value = converted
             digest = SyncValue.digest(of: converted)
         }
-        if let value, let declaration = Defaults.KeyRegistry.declarationRejecting(value, named: target.name, in: suite)
-        {
-            return (nil, .unreadable(reason: "\(declaration) cannot read \(value.kindName)"))
+        if let value, let reason = DeclaredKeyRule.whyUnreadable(value, named: target.name, in: suite) {
+            return (nil, .unreadable(reason: reason))
         }
         return (value, .value(digestedAs: digest))
     }

@@ -1,23 +1,24 @@
+import DefaultsStorage
 import Foundation
 
 extension SyncEngine {
-    package var keys: Set<Defaults.Keys> { withState { $0.keys } }
+    /// The synced keys.
+    package var keys: Set<SyncedKey> { withState { $0.keys } }
 
-    package func add(_ key: Defaults.Keys) {
+    /// Syncs `key`: once a store is in use, its changes are pushed and the store's are applied.
+    package func add(_ key: SyncedKey) {
         let (isNew, hasStore) = withState { state in
             (state.keys.insert(key).inserted, state.session.store != nil)
         }
         guard isNew else { return }
         guard hasStore else {
-            if adoptsDeclaredKeys {
-                SyncedKeyDeclarations.noteNothingSyncs()
-            }
+            keyAddedWithoutStore()
             return
         }
         watch(key)
         // Caught up with the keys added before it, in one batch, once connected; with the records
         // of its former names, which another version of the program may still push.
-        let formerNames = Defaults.KeyRegistry.migration(of: key)?.formerNames ?? []
+        let formerNames = key.migration?.formerNames ?? []
         let isConnected = withState { state in
             state.session.addedSinceCatchUp.insert(key.name)
             state.session.addedSinceCatchUp.formUnion(formerNames)
@@ -29,7 +30,8 @@ extension SyncEngine {
         enqueue(.push)
     }
 
-    package func remove(_ keys: [Defaults.Keys]) {
+    /// Stops syncing `keys`; their local values stay.
+    package func remove(_ keys: [SyncedKey]) {
         let unbound = withState { state -> [SyncedSuite] in
             var unbound: [SyncedSuite] = []
             for key in keys where state.keys.remove(key) != nil {
@@ -101,10 +103,10 @@ extension SyncEngine {
     }
 
     /// Binds `key`'s suite (once per suite) and records a change made while it was not watched.
-    private func watch(_ key: Defaults.Keys) {
+    private func watch(_ key: SyncedKey) {
         let suite = key.suite
         let id = ObjectIdentifier(suite)
-        let migration = Defaults.KeyRegistry.migration(of: key)
+        let migration = key.migration
         let isBound = withState { state -> Bool in
             state.suites[id]?.names.insert(key.name)
             state.suites[id]?.addFormerNames(of: migration)
@@ -134,9 +136,9 @@ extension SyncEngine {
     /// are never opened here.
     private func bindSuitesWithPendingChanges() {
         guard let directory = programDirectory() else { return }
-        let standardFile = FileSuite.fileURL(forName: Defaults.standardSuiteName, in: directory)
+        let standardFile = FileSuite.fileURL(forName: StorageEnvironment.standardSuiteName, in: directory)
         // Set-aside changes too: a new session tries a refused one again, and a managed one waits.
-        let unpushed = Defaults.iCloud.journalSummaries(in: directory).filter {
+        let unpushed = SyncJournal.summaries(in: directory).filter {
             $0.pendingChanges + $0.refusedChanges + $0.managedChanges > 0
         }
         for summary in unpushed {
@@ -153,7 +155,7 @@ extension SyncEngine {
 
     /// Binds `suite`: its journal, the engine's observer and its persist listener; it syncs
     /// `name` and the keys its journal holds pending changes of.
-    private func bind(_ suite: any DefaultsSuite, for name: String?, migration: KeyMigration?) {
+    private func bind(_ suite: any DefaultsSuite, for name: String?, migration: (any SyncedKeyMigration)?) {
         let id = ObjectIdentifier(suite)
         // Outside the lock: the first observer of a suite makes it read its file, which posts
         // what changed meanwhile to this very observer.

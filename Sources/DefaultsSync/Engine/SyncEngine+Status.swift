@@ -1,4 +1,6 @@
+import DefaultsStorage
 import Foundation
+import Logging
 
 extension SyncEngine {
     // MARK: Waiting and status
@@ -139,7 +141,8 @@ extension SyncEngine {
             state.session.problems.raise(.call, message)
         }
         if isNew {
-            Defaults.logger.warning("iCloud keys \(what): \(message)", metadata: ["store": "\(store.description)"])
+            StorageEnvironment.logger.warning(
+                "iCloud keys \(what): \(message)", metadata: ["store": "\(store.description)"])
         }
     }
 
@@ -150,7 +153,7 @@ extension SyncEngine {
 
     func debug(_ message: @autoclosure () -> String) {
         if isDebug.load(ordering: .relaxed) {
-            Defaults.logger.info("[Defaults.iCloud] \(message())")
+            StorageEnvironment.logger.info("[Defaults.iCloud] \(message())")
         }
     }
 }

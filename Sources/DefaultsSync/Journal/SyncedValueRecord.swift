@@ -1,5 +1,6 @@
 import DefaultsFiles
 import DefaultsPropertyList
+import DefaultsStorage
 import Foundation
 
 /// What a suite's sync journal says of one key, as `defaults explain` shows it: the version of
@@ -22,12 +23,12 @@ package struct SyncedValueRecord: Sendable, Hashable {
     package var matchesStoredValue: Bool
 }
 
-extension Defaults.iCloud {
+extension SyncJournal {
     /// What the sync journal of the suite stored at `suiteFile` records for `key`, whose value in
     /// that file is `storedValue` and which the administrator manages here when `isManaged`;
     /// `nil` when the suite has no readable journal or it holds no entry for the key. The journal
     /// is read through the file layer's one reader (``SuiteFile``), changing nothing.
-    package static func journalRecord(
+    package static func record(
         forKey key: String, suiteFile: URL, storedValue: PropertyListValue?, isManaged: Bool
     ) -> SyncedValueRecord? {
         let file = SuiteFile(url: SyncJournal.journalURL(forSuiteFile: suiteFile))
