@@ -13,6 +13,8 @@ struct LocalOnlyTests {
         let name = "localOnly\(UUID().uuidString.prefix(8))"
         let key = Defaults.Key<Int>(name, default: 1, suite: suite, iCloud: true)
         #expect(Defaults.iCloud.keys.contains(key))
+        // The key as declared, typed, not a copy of its name.
+        #expect(Defaults.iCloud.keys.contains { $0 === key })
         let seen = Mutex<[Int]>([])
         let observation = Defaults.observe(key, options: []) { change in seen.withLock { $0.append(change.newValue) } }
         Defaults[key] = 5

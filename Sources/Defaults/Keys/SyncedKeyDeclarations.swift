@@ -1,8 +1,8 @@
 import Synchronization
 
-/// The keys declared with `iCloud: true`: a key only says here that it is synced. The sync
-/// engine, a layer above, takes the keys declared so far when it starts and is then handed each
-/// new one (``take(from:)``); a key never calls into sync.
+/// The keys declared with `iCloud: true`: a key only says here that it is synced. The
+/// application's sync engine (`SyncEngine.shared`) takes the keys declared so far when it is made
+/// and is then handed each new one (``take(from:)``); a key never calls into sync.
 enum SyncedKeyDeclarations {
     private struct State {
         /// Declared before the engine started, for it to take.
@@ -44,7 +44,7 @@ enum SyncedKeyDeclarations {
     }
 
     /// Returns the keys declared so far and hands every later one to `taker`, on the declaring
-    /// thread; called once, by the sync engine as it starts.
+    /// thread; called once, by the application's sync engine as it is made.
     static func take(from taker: @escaping @Sendable (Defaults.Keys) -> Void) -> [Defaults.Keys] {
         state.withLock { state in
             state.taker = taker

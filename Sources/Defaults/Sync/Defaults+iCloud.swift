@@ -30,7 +30,7 @@ extension Defaults {
     public enum iCloud {
         /// The synced keys.
         public static var keys: Set<Defaults.Keys> {
-            Set(SyncEngine.shared.keys.map { Defaults.Keys(name: $0.name, suite: $0.suite) })
+            Set(SyncEngine.shared.keys.compactMap { $0.declaration as? Defaults.Keys })
         }
 
         /// Logs each synced change (key and version), each push and each connection, at `info`.

@@ -35,9 +35,10 @@ extension SyncEngine {
 }
 
 extension SyncedKey {
-    /// `key` as sync knows it: its name, its suite and the former names its declaration gave.
+    /// `key` as sync knows it: its name, its suite and the former names its declarations give,
+    /// looked up in the key registry each time.
     init(_ key: Defaults.Keys) {
-        self.init(name: key.name, suite: key.suite, migration: Defaults.KeyRegistry.migration(of: key))
+        self.init(name: key.name, suite: key.suite, declaration: key) { Defaults.KeyRegistry.migration(of: key) }
     }
 }
 

@@ -8,14 +8,28 @@ package struct SyncedKey: Hashable, Sendable {
     package let name: String
     /// The suite that holds the value.
     package let suite: any DefaultsSuite
-    /// How records of the key's former names are read into it; `nil` when it has none.
-    package let migration: (any SyncedKeyMigration)?
+    /// The typed API's own key, handed back as it was given (`Defaults.iCloud.keys`).
+    package let declaration: (any AnyObject & Sendable)?
+    private let lookUpMigration: @Sendable () -> (any SyncedKeyMigration)?
 
-    package init(name: String, suite: any DefaultsSuite, migration: (any SyncedKeyMigration)? = nil) {
+    /// Creates a key.
+    ///
+    /// - Parameters:
+    ///   - declaration: The typed API's key this stands for.
+    ///   - migration: The key's migration as declared now, asked each time the engine looks:
+    ///     a declaration of the same key with `migrating:` may come after it was added.
+    package init(
+        name: String, suite: any DefaultsSuite, declaration: (any AnyObject & Sendable)? = nil,
+        migration: @escaping @Sendable () -> (any SyncedKeyMigration)? = { nil }
+    ) {
         self.name = name
         self.suite = suite
-        self.migration = migration
+        self.declaration = declaration
+        lookUpMigration = migration
     }
+
+    /// How records of the key's former names are read into it; `nil` when it has none.
+    package var migration: (any SyncedKeyMigration)? { lookUpMigration() }
 
     /// Keys are one key when their names and suites are: the migration comes with the name.
     package static func == (lhs: Self, rhs: Self) -> Bool {

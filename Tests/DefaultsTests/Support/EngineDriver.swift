@@ -26,10 +26,12 @@ final class EngineDriver: Sendable {
     private let time: Time
 
     /// An engine that syncs through `store`, with a clock named `origin` starting at `start`,
-    /// and looking for unpushed journals in `programDirectory` when it connects.
+    /// and looking for unpushed journals in `programDirectory` when it connects; it uses the
+    /// store from the start unless `usingStoreNow` is false (then ``useStore()`` does).
     init(
         origin: String, store: EmbeddedSyncStore = EmbeddedSyncStore(),
-        start: Date = Date(timeIntervalSince1970: 1_800_000_000), programDirectory: URL? = nil
+        start: Date = Date(timeIntervalSince1970: 1_800_000_000), programDirectory: URL? = nil,
+        usingStoreNow: Bool = true
     ) {
         let time = Time(start)
         self.time = time
@@ -40,7 +42,15 @@ final class EngineDriver: Sendable {
             schedule: { delay, work in
                 time.withLock { $0.scheduled.append((due: $0.now.addingTimeInterval(delay.seconds), work: work)) }
             })
+        if usingStoreNow {
+            engine.use(store, clock: clock)
+        }
+    }
+
+    /// Starts using the store, as a program's `Defaults.iCloud.use(_:)` does.
+    func useStore() async {
         engine.use(store, clock: clock)
+        await runUntilQuiet()
     }
 
     deinit {

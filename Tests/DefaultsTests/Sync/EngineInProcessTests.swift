@@ -48,6 +48,18 @@ import Testing
         #expect(status.lastSync == driver.now)
     }
 
+    @Test func aFormerNameDeclaredAfterTheKeyWasAddedIsReadIntoItWhenAStoreIsUsed() async throws {
+        let driver = EngineDriver(origin: "here", usingStoreNow: false)
+        await driver.sync(key())
+        // Declared again, with the name the previous version stored it under, before `use`.
+        let volume = Defaults.Key<Int>("volume", default: 0, suite: suite, migrating: .renamed(from: "oldVolume"))
+        await driver.useStore()
+        await driver.connect()
+
+        await driver.deliver(try .of("oldVolume", .integer(4), at: stamp(startTime + 1_000)))
+        #expect(Defaults[volume] == 4)
+    }
+
     @Test func aLaterRemoteValueIsAppliedAndAnEarlierOneIsNot() async throws {
         let volume = key()
         let driver = await connected(syncing: volume)
