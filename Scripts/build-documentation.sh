@@ -26,21 +26,11 @@ swift package generate-documentation "${others[@]}" --warnings-as-errors >> .bui
 
 # Defaults re-exports DefaultsStorage and DefaultsSync (`@_exported import`: the suites and the
 # sync stores' types are Defaults' API), whose symbols swift-docc-plugin leaves out of the symbol
-# graph it extracts. So Defaults' graph is
-# extracted here, re-exported symbols included, and given to the plugin in the place of its own.
-swift build --target Defaults >> .build-docs.log 2>&1 || failed
-bin="$(swift build --show-bin-path)"
-triple="$(swiftc -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')"
-sdk=()
-if [ "$(uname)" = Darwin ]; then
-    sdk=(-sdk "$(xcrun --show-sdk-path)")
-fi
+# graph it extracts. So Defaults' graph is extracted with them (extract-library-symbols.sh) and
+# given to the plugin in the place of its own.
 graph="$(mktemp -d)"
 trap 'rm -rf "$graph"' EXIT
-swift-symbolgraph-extract -module-name Defaults -target "$triple" "${sdk[@]}" -I "$bin/Modules" \
-    -module-cache-path "$bin/ModuleCache" -minimum-access-level public -emit-extension-block-symbols \
-    -skip-inherited-docs -experimental-allowed-reexported-modules=DefaultsStorage,DefaultsSync -output-dir "$graph" \
-    >> .build-docs.log 2>&1 || failed
+bash Scripts/extract-library-symbols.sh "$graph" >> .build-docs.log 2>&1 || failed
 swift package generate-documentation --target Defaults --additional-symbol-graph-dir "$graph" \
     --warnings-as-errors >> .build-docs.log 2>&1 || failed
 
