@@ -5,21 +5,26 @@
     python3 Scripts/check-api.py --baseline SHA --write-baseline MODULES_DIR
 
 The library's public API is listed one declaration a line, from `swift-api-digester -dump-sdk`
-(the tool behind `swift package diagnose-api-breaking-changes`): its kind, its full name, and its
-signature (types, generic signature, throwing, conformances). The baseline's list is kept in
+(the tool behind `swift package diagnose-api-breaking-changes`): its kind and full name; its
+types, each parameter's default and ownership (`inout`); its generic signature; whether it is
+static, throws, rethrows, is async, is a protocol's requirement or its default; its accessors;
+and the conformances of the library's types. The baseline's list is kept in
 API/Baselines/SHA.txt, so that CI never builds the baseline; `--write-baseline` writes it from
-the baseline's built modules (`.build/debug/Modules` of a checkout of SHA).
+the baseline's built modules (`.build/debug/Modules` of a checkout of SHA, this toolchain).
 
-It reads the declarations of `Defaults` and of every module it re-exports
-(Sources/Defaults/Exports.swift), with their module names taken out of every type: a declaration
-moved into a re-exported module is one code still reaches by `import Defaults`, written the same.
-SwiftPM's `diagnose-api-breaking-changes` compares one module at a time, so it reports such a
-move as a removal, and on this package it also fails to load the modules (the module maps of the
-C targets built for the host and for the target clash).
+It reads `Defaults` and every module it re-exports (Sources/Defaults/Exports.swift), with those
+modules' names (and Foundation's, which differ between platforms) taken out of every type, and
+each public typealias of the library read as the type it names: a declaration moved into a
+re-exported module, or a type now reached through a typealias, is one code still compiles
+against. SwiftPM's `diagnose-api-breaking-changes` compares one module at a time, so it reports
+such a move as a removal, and on this package it fails to load the modules (the module maps of
+the C targets built for the host and for the target clash).
 
-Every line of the baseline missing now is a removed or changed declaration: it must be restored,
-or its name (`Type.member`, in backquotes) written in CHANGELOG.md as a deliberate change.
-Prints each with its verdict and exits 1 if any is not in CHANGELOG.md.
+A baseline line missing now is a removed or changed declaration; a new requirement with no
+default, or a new case of an enum that existed, breaks code too. Each must be undone, or the
+declaration named in CHANGELOG.md (in backquotes: `FileSuite.set(_:forKey:)` or
+`FileSuite.set`, `Type: Protocol` for a conformance). Prints each with its verdict; exits 1 if
+any is not named.
 """
 
 import argparse
@@ -51,8 +56,9 @@ def reexported(commit=None):
 def dump(module, modules_dir, directory):
     output = Path(directory) / f"{module}.json"
     result = subprocess.run(
-        ["swift-api-digester", "-dump-sdk", "-module", module, "-I", str(modules_dir), "-avoid-tool-args",
-         "-avoid-location", "-o", str(output)], cwd=ROOT, text=True, capture_output=True)
+        ["swift-api-digester", "-dump-sdk", "-module", module, "-I", str(modules_dir), "-module-cache-path",
+         str(Path(directory) / "ModuleCache"), "-avoid-tool-args", "-avoid-location", "-o", str(output)],
+        cwd=ROOT, text=True, capture_output=True)
     if result.returncode != 0 or not output.is_file():
         sys.exit(f"error: swift-api-digester could not dump {module}:\n{result.stderr[-3000:]}")
     root = json.loads(output.read_text())["ABIRoot"]
@@ -61,14 +67,40 @@ def dump(module, modules_dir, directory):
     return root
 
 
+MARKERS = {"Copyable", "Escapable", "SendableMetatype", "BitwiseCopyable"}  # the compiler's, everywhere
+FOUNDATION = re.compile(r"(?<![\w.])(?:FoundationEssentials|FoundationInternationalization|Foundation)\.")
+
+
+def async_names(roots):
+    """The mangled names of the async declarations: the dump has no flag for it."""
+    mangled = []
+
+    def gather(node):
+        if node.get("mangledName"):
+            mangled.append(node["mangledName"])
+        for child in node.get("children", []) + node.get("accessors", []):
+            gather(child)
+
+    for root in roots:
+        gather(root)
+    result = subprocess.run(["swift", "demangle", "--compact"], input="\n".join(mangled), text=True,
+                            capture_output=True)
+    if result.returncode != 0:
+        sys.exit(f"error: swift demangle failed: {result.stderr[-2000:]}")
+    return {name for name, demangled in zip(mangled, result.stdout.splitlines()) if " async" in demangled}
+
+
 def listing(roots, modules):
-    """One line per public declaration: `Kind Full.name(labels:) : signature`."""
-    module_prefix = re.compile(r"\b(?:%s)\." % "|".join(re.escape(m) for m in sorted(modules, key=len, reverse=True)))
+    """One line per public declaration: `Kind Full.name(labels:) : signature`, types written
+    without the names of these modules (nor Foundation's, which differ between platforms)."""
+    module_prefix = re.compile(
+        r"(?<![\w.])(?:%s)\." % "|".join(re.escape(m) for m in sorted(modules, key=len, reverse=True)))
 
     def plain(text):
-        return module_prefix.sub("", text or "")
+        return FOUNDATION.sub("", module_prefix.sub("", text or ""))
 
     lines = set()
+    asynchronous = async_names(roots)
     # Types of these modules that are not public (`package` ones too): conformances to them are
     # no one's API.
     hidden = set()
@@ -82,56 +114,90 @@ def listing(roots, modules):
     for root in roots:
         gather(root)
 
-    def walk(node, path):
+    def parameter(child):
+        text = plain(child.get("printedName"))
+        if child.get("paramValueOwnership"):
+            text = f"{child['paramValueOwnership'].lower()} {text}"
+        return text + (" = default" if child.get("hasDefaultArg") else "")
+
+    def flags(node, in_protocol=False):
+        # Whether a protocol's member is in an extension says whether it has a default; elsewhere
+        # it is where the code happens to be written.
+        found = [flag for flag in ("throwing", "isOpen", "isLet", "hasStorage", "static", "protocolReq")
+                 if node.get(flag)]
+        if in_protocol and node.get("isFromExtension"):
+            found.append("isFromExtension")
+        found += sorted(set(node.get("declAttributes", [])) & {"Rethrows", "Final", "Required"})
+        if node.get("mangledName") in asynchronous:
+            found.append("async")
+        if node.get("funcSelfKind"):
+            found.append(node["funcSelfKind"])
+        return found
+
+    def walk(node, path, in_protocol=False):
         kind = node.get("kind")
         if kind in DECLARATIONS:
             # Synthesized witnesses (`__derived_struct_equals`) are reached as `==`, not by name.
             if node.get("isInternal") or node.get("spi_group_names") or node.get("name", "").startswith("__derived"):
                 return
             name = ".".join(path + [node.get("printedName", "")])
-            types = [plain(child.get("printedName")) for child in node.get("children", [])
-                     if child.get("kind") in TYPES]
-            parts = [node.get("declKind", kind), name]
+            types = [parameter(child) for child in node.get("children", []) if child.get("kind") in TYPES]
             signature = ", ".join(types)
             if node.get("genericSig"):
                 signature += " " + plain(node["genericSig"])
-            for flag in ("throwing", "isOpen", "isLet", "hasStorage", "static", "isAsync"):
-                if node.get(flag):
-                    signature += f" {flag}"
-            if node.get("funcSelfKind"):
-                signature += " " + node["funcSelfKind"]
-            lines.add(" ".join(parts) + " : " + signature.strip())
-            for conformance in node.get("conformances", []):
-                if conformance.get("name") not in hidden:
-                    lines.add(f"Conformance {name} : {plain(conformance.get('printedName'))}")
+            signature = " ".join([signature] + flags(node, in_protocol))
+            lines.add(f"{node.get('declKind', kind)} {name} : {signature.strip()}")
+            if not node.get("isExternal"):  # a standard type's own conformances are not ours
+                for conformance in node.get("conformances", []):
+                    protocol = conformance.get("name")
+                    if protocol not in hidden and protocol not in MARKERS:
+                        lines.add(f"Conformance {name} : {plain(conformance.get('printedName'))}")
             for accessor in node.get("accessors", []):
-                lines.add(f"Accessor {name}.{accessor.get('accessorKind', accessor.get('name'))}")
-            path = path + [node.get("printedName", "")] if kind == "TypeDecl" else path
+                if not accessor.get("isInternal"):
+                    lines.add(" ".join([f"Accessor {name}.{accessor.get('accessorKind')} :"]
+                                       + flags(accessor, in_protocol)))
+            if kind == "TypeDecl":
+                path = path + [node.get("printedName", "")]
+                in_protocol = node.get("declKind") == "Protocol"
         for child in node.get("children", []):
             if child.get("kind") in DECLARATIONS:
-                walk(child, path)
+                walk(child, path, in_protocol)
 
     for root in roots:
         for child in root.get("children", []):
             walk(child, [])
-    # A public typealias to a type of these modules is that type under another name
-    # (`Defaults.Writability` is `DefaultsWritability`, `_Defaults` is `Defaults`): it gives the
-    # type's declaration, conformances and members under its own name, aliases of aliases too.
-    aliases = {}
+    return lines
+
+
+def canonical(lines, aliases):
+    """`lines` with every public typealias of the library written as the type it names
+    (`Defaults.Writability` is `DefaultsWritability`, `_Defaults` is `Defaults`), to a fixed
+    point, longest first: code naming either compiles the same. Typealiases' own lines stay."""
+    if not aliases:
+        return set(lines)
+    names = sorted(aliases, key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w.])(%s)(?![\w])" % "|".join(re.escape(name) for name in names))
+    result = set()
     for line in lines:
-        match = re.match(r"^TypeAlias (\S+) : ([\w.]+)$", line)
-        if match:
-            aliases[match.group(1)] = match.group(2)
-    while True:
-        added = set()
-        for alias, target in aliases.items():
-            for line in lines:
-                kind, _, rest = line.partition(" ")
-                if rest.startswith(target + ".") or rest.startswith(target + " "):
-                    added.add(f"{kind} {alias}{rest[len(target):]}")
-        if added <= lines:
-            return lines
-        lines |= added
+        if not line.startswith("TypeAlias "):
+            for _ in range(8):
+                rewritten = pattern.sub(lambda match: aliases[match.group(1)], line)
+                if rewritten == line:
+                    break
+                line = rewritten
+        result.add(line)
+    return result
+
+
+def aliases_in(lines):
+    """The public typealiases naming one of the library's types: alias to its type."""
+    declared = {line.partition(" : ")[0].partition(" ")[2] for line in lines if not line.startswith("TypeAlias ")}
+    found = {}
+    for line in lines:
+        match = re.match(r"^TypeAlias (\S+) : ([\w.]+)(?: .*)?$", line)
+        if match and match.group(2) in declared:
+            found[match.group(1)] = match.group(2)
+    return found
 
 
 def library_listing(modules_dir, commit=None):
@@ -144,23 +210,32 @@ def changelog_names():
     return set(re.findall(r"`([^`\n]+)`", (ROOT / "CHANGELOG.md").read_text()))
 
 
-def is_named(line, names, changed, aliases):
-    """Whether CHANGELOG.md names the declaration of `line`: `FileSuite.set(_:forKey:)` (or
-    `FileSuite.set`) for a member, the type for the type, the protocol for a conformance. A
-    declaration still there under its name with another signature (`changed`) may be named by
-    a type it is in: an entry on that type says what changed."""
+def is_named(line, names):
+    """Whether CHANGELOG.md names the declaration of `line` itself: `FileSuite.set(_:forKey:)` or
+    `FileSuite.set` for a member, `Type: Protocol` for a conformance."""
     head, _, signature = line.partition(" : ")
     kind, _, name = head.partition(" ")
     if kind == "Conformance":
-        return f"{name}: {signature}" in names or signature in names
-    for alias, target in aliases.items():  # `_Defaults.Writability` is `Defaults.Writability`
-        if name.startswith(alias + "."):
-            name = target + name[len(alias):]
-    bare = re.sub(r"\(.*", "", name)
-    if name in names or bare in names:
-        return True
-    parts = bare.split(".")
-    return changed and any(".".join(parts[:count]) in names for count in range(1, len(parts)))
+        return f"{name}: {signature}" in names
+    return name in names or re.sub(r"\(.*", "", name) in names
+
+
+def breaking_additions(added, baseline):
+    """Added lines that break code written against the baseline: a protocol requirement with no
+    default (every conformer must add it) and a case of an enum that existed (exhaustive
+    switches over it stop compiling)."""
+    heads = {line.partition(" : ")[0] for line in baseline}
+    defaults = {line.partition(" : ")[0].partition(" ")[2] for line in added | baseline if "isFromExtension" in line}
+    found = []
+    for line in added:
+        head = line.partition(" : ")[0]
+        kind, _, name = head.partition(" ")
+        enclosing = name.rsplit(".", 1)[0] if "." in name else ""
+        if kind == "EnumElement" and f"Enum {enclosing}" in heads:
+            found.append(line)
+        elif " protocolReq" in line and name not in defaults and not kind == "Accessor":
+            found.append(line)
+    return found
 
 
 def main():
@@ -183,20 +258,23 @@ def main():
     if not baseline_file.is_file():
         sys.exit(f"error: no API baseline {baseline_file.relative_to(ROOT)}; write it with --write-baseline")
     bin_path = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, text=True, capture_output=True)
+    if bin_path.returncode != 0:
+        sys.exit(f"error: swift build --show-bin-path failed: {bin_path.stderr[-2000:]}")
     current = library_listing(Path(bin_path.stdout.strip()) / "Modules")
-    baseline = set(baseline_file.read_text().splitlines()) - {""}
+    # Names as they are now: a type the baseline declared may be a typealias of a moved one.
+    aliases = aliases_in(current)
+    current = canonical(current, aliases)
+    baseline = canonical(set(baseline_file.read_text().splitlines()) - {""}, aliases)
     names = changelog_names()
-    missing = sorted(baseline - current)
-    heads = {line.partition(" : ")[0] for line in current}
-    aliases = dict(re.match(r"^TypeAlias (\S+) : ([\w.]+)$", line).groups() for line in current
-                   if re.match(r"^TypeAlias \S+ : [\w.]+$", line))
-    unexplained = [line for line in missing
-                   if not is_named(line, names, line.partition(" : ")[0] in heads, aliases)]
-    for line in missing:
-        verdict = "not in CHANGELOG.md: restore it or name it there" if line in unexplained else "in CHANGELOG.md"
-        print(f"{line}\n    removed or changed; {verdict}")
+    changes = [(line, "removed or changed") for line in sorted(baseline - current)]
+    changes += [(line, "added, and breaks code") for line in sorted(breaking_additions(current - baseline, baseline))]
+    unexplained = 0
+    for line, what in changes:
+        named = is_named(line, names)
+        unexplained += not named
+        print(f"{line}\n    {what}; " + ("in CHANGELOG.md" if named else "not in CHANGELOG.md: undo it, or name it there"))
     print(f"check-api: {len(baseline)} public declarations at {arguments.baseline[:7]}, {len(current)} now; "
-          f"{len(missing)} removed or changed, {len(unexplained)} of them not in CHANGELOG.md")
+          f"{len(changes)} removed, changed or breaking, {unexplained} of them not in CHANGELOG.md")
     sys.exit(1 if unexplained else 0)
 
 
