@@ -233,7 +233,7 @@ def breaking_additions(added, baseline):
         enclosing = name.rsplit(".", 1)[0] if "." in name else ""
         if kind == "EnumElement" and f"Enum {enclosing}" in heads:
             found.append(line)
-        elif " protocolReq" in line and name not in defaults and not kind == "Accessor":
+        elif " protocolReq" in line and name not in defaults and kind != "Accessor":
             found.append(line)
     return found
 

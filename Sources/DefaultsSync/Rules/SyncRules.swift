@@ -1,5 +1,3 @@
-import DefaultsStorage
-
 /// The rules deciding every synced value, with no I/O: from a key's journal entry, the value its
 /// suite holds and a record from the store, what sync does (record a change, apply, keep, keep
 /// aside, push). ``SyncEngine`` reads the inputs, asks, and carries out the answer.

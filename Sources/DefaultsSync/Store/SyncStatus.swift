@@ -1,4 +1,3 @@
-import DefaultsStorage
 import Foundation
 
 /// Where syncing stands in this process; read it with ``Defaults/iCloud/status``.
