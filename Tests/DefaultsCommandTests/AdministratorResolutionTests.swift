@@ -64,6 +64,33 @@ struct AdministratorResolutionTests {
         #expect(try administered.run("read", Self.domain, "volume").output == "9\n")
     }
 
+    @Test("A vendor default the key cannot read, beneath the user's value, is said ignored as the library reports it")
+    func unreadableVendorDefaultBeneathTheUsersValue() throws {
+        let administered = try ManagedEditTests.Administered()
+        try administered.declare([
+            KeySchema(name: "volume", type: .integer, swiftType: "Swift.Int", defaultValue: .integer(5))
+        ])
+        let vendorFile = administered.administrator.appendingPathComponent("\(Self.domain).plist")
+        try PropertyList.encodeXML(["volume": "loud"]).write(to: vendorFile)
+        try administered.sandbox.store(["volume": 7], as: Self.domain)
+        let ignored =
+            "the administrator's default of \"volume\" in \(vendorFile.path) was ignored: "
+            + "expected integer, found string; the next layer is read"
+
+        let source = try administered.run("read-source", Self.domain, "volume")
+        #expect(source.output == "user \(administered.sandbox.fileURL(Self.domain).path)\n", "\(source)")
+        #expect(source.error == ignored + "\n", "\(source)")
+        #expect(try explanation(administered).ignored == ["vendor": "expected integer, found string"])
+
+        let suite = FileSuite(
+            name: Self.domain, directory: administered.sandbox.directory, arguments: [],
+            administratorDirectories: [administered.administrator])
+        let volume = Defaults.Key<Int>("volume", default: 5, suite: suite)
+        #expect(Defaults[volume] == 7)
+        // Reported as ignored by the library too (in its own words for why).
+        #expect(suite.problems.contains { $0.kind == .wrongType && $0.fileURL?.path == vendorFile.path })
+    }
+
     @Test("A managed value the key reads enforces it in every verb and in the library")
     func readableManagedValueEnforcedEverywhere() throws {
         let administered = try ManagedEditTests.Administered()

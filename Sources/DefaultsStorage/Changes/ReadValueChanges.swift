@@ -3,8 +3,8 @@ import DefaultsPropertyList
 /// What an edit of a suite that resolves its own values (``UserDefaultsSuite``, a suite of the
 /// application's own) changed of what a read returns: each key's read value taken before the edit,
 /// once however often the edit names it, and compared after. A store-backed suite's store decides
-/// it instead, inside its one `apply` (``SuiteStore/apply(_:tellsChanges:)``), and posts it with
-/// ``SuiteStore/deliver(_:)``.
+/// it instead, inside its one `apply` (``SuiteStore/apply(_:tellsChanges:)``), and posts it from
+/// ``SuiteStore/holdingLocks(_:)``.
 struct ReadValueChanges {
     private var before: [String: Any?] = [:]
 

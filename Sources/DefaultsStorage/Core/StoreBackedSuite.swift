@@ -2,8 +2,9 @@ import DefaultsPropertyList
 import Foundation
 
 /// A suite whose values are a ``SuiteStore``: every change of its domains is an edit applied by
-/// ``edit(_:tellsChanges:)`` (or, under the suite's locks, ``editHoldingLocks(_:tellsChanges:isPersistedByCaller:)``),
-/// which the suite's backend persists and the store then delivers.
+/// ``edit(_:tellsChanges:)`` (or, under the suite's locks,
+/// ``editHoldingLocks(_:into:tellsChanges:isPersistedByCaller:)``), which the suite's backend
+/// persists and the store then delivers.
 package protocol StoreBackedSuite: EditableSuite {
     var store: SuiteStore { get }
 
@@ -37,24 +38,27 @@ extension StoreBackedSuite {
     /// origin) and reports what it refused, with no lock held.
     @discardableResult
     func edit(_ edit: SuiteEdit, tellsChanges: Bool = true) -> SuiteEdit.Outcome {
-        let outcome = editHoldingLocks(edit, tellsChanges: tellsChanges)
-        store.deliver(outcome)
-        return outcome
+        store.holdingLocks { held in
+            editHoldingLocks(edit, into: &held, tellsChanges: tellsChanges)
+        }
     }
 
     /// ``edit(_:tellsChanges:)`` for a caller that holds a lock of the suite (a reload, a write
-    /// holding the file's lock): applied and persisted now; the caller hands the outcome to
-    /// ``SuiteStore/deliver(_:)`` once it holds none, so that observers may write, flush or reload.
+    /// holding the file's lock): applied and persisted now, and kept in `held`, which
+    /// ``SuiteStore/holdingLocks(_:)`` delivers once no lock is held, so that observers may
+    /// write, flush or reload.
     ///
     /// - Parameter isPersistedByCaller: The edit runs inside the backend's own write
     ///   (``FileSuite/synchronize(editing:)``), which persists it before it returns.
+    @discardableResult
     func editHoldingLocks(
-        _ edit: SuiteEdit, tellsChanges: Bool = true, isPersistedByCaller: Bool = false
+        _ edit: SuiteEdit, into held: inout HeldEdits, tellsChanges: Bool = true, isPersistedByCaller: Bool = false
     ) -> SuiteEdit.Outcome {
         let outcome = store.apply(edit, tellsChanges: tellsChanges)
         if outcome.isPersistable, !isPersistedByCaller {
             persist(outcome)
         }
+        held.append(outcome)
         return outcome
     }
 

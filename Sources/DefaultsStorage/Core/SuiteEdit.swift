@@ -52,8 +52,9 @@ package enum SuiteEdit {
         case refuseWholeEdit
     }
 
-    /// What an edit did, for its caller to post and report once no lock is held.
-    package struct Outcome {
+    /// What an edit did, kept in a ``HeldEdits`` that ``SuiteStore/holdingLocks(_:)`` posts and
+    /// reports once no lock is held.
+    package struct Outcome: Sendable {
         var origin: SuiteChange.Origin
         /// The keys whose value, as a read returns it, changed.
         var changed: Set<String> = []

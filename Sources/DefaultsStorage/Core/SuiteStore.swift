@@ -8,8 +8,8 @@ import Synchronization
 /// ``apply(_:)`` is the one function that changes a suite's domains, whatever made the change (a
 /// write through any door, `removeAll`, a registration, a value from another process, the
 /// administrator or another machine): it applies the administrator's rule, updates the domains
-/// and the pending changes under one lock and returns what changed; ``deliver(_:)`` then posts
-/// and reports it with no lock held, so that observers and problem handlers may write, flush or
+/// and the pending changes under one lock and returns what changed; ``holdingLocks(_:)`` then
+/// posts and reports it with no lock held, so that observers and problem handlers may write, flush or
 /// reload. A suite reaches both through ``StoreBackedSuite/edit(_:tellsChanges:)``, so that what
 /// changed is decided here and posted with the edit's own origin, whatever made it (a reload of
 /// the file too). Values arrive converted (``SuiteWrite``). A suite type is a backend: it loads values
@@ -33,7 +33,7 @@ package final class SuiteStore: Sendable {
     /// Told before the backend persists pending changes (``willPersist(_:)``).
     private let persistListeners = Mutex<(next: Int, listeners: [Int: PersistListener])>((0, [:]))
     /// The administrator's file that enforces a key, named in the problem of a refused write.
-    private let managedFile: @Sendable (String) -> URL?
+    let managedFile: @Sendable (String) -> URL?
 
     init(
         name: String, fileURL: URL? = nil, domains: SuiteDomains, keepsPending: Bool,
@@ -65,7 +65,7 @@ package final class SuiteStore: Sendable {
     // MARK: Changing
 
     /// Applies `edit` to the domains and records what it changed of the persistent values as
-    /// pending; returns what changed, to ``deliver(_:)`` once no lock is held. `tellsChanges:
+    /// pending; returns what changed, for ``holdingLocks(_:)`` to deliver once no lock is held. `tellsChanges:
     /// false` skips telling which keys changed, when nobody listens.
     func apply(_ edit: SuiteEdit, tellsChanges: Bool = true) -> SuiteEdit.Outcome {
         state.withLock { state in
@@ -105,21 +105,6 @@ package final class SuiteStore: Sendable {
                 break
             }
             return outcome
-        }
-    }
-
-    /// Posts what `outcome` changed and reports the writes it refused, with no lock held.
-    func deliver(_ outcome: SuiteEdit.Outcome) {
-        for key in outcome.managed {
-            let file = managedFile(key)
-            report(
-                DefaultsError(
-                    suite: name, kind: .managedKey, key: key, fileURL: file,
-                    message: "the key \"\(key)\" is managed by the administrator in \(file?.path ?? "a managed file"); "
-                        + "the write changed nothing"))
-        }
-        if !outcome.changed.isEmpty {
-            changes.post(SuiteChange(keys: outcome.changed, origin: outcome.origin))
         }
     }
 

@@ -179,14 +179,12 @@ package struct AdministratorResolution: Sendable {
         package var problems: [DefaultsError] = []
         /// Whether the key can be written, or which managed file enforces it.
         package var writability: DefaultsWritability = .writable
+        /// The administrator's values the key cannot read and a read passes over
+        /// (``KeyResolution/ignored``, the rule a suite reports them by): what a person is told
+        /// was ignored, the highest precedence first.
+        package var passedOver: [StoredLayer] = []
 
         package init() {}
-
-        /// The administrator's values a read passes over, unreadable by the key, above the one it
-        /// returns (all of them when it returns none): what a person is told was ignored.
-        package var passedOver: [StoredLayer] {
-            layers.indices.filter { $0 > (readIndex ?? -1) && layers[$0].unreadable != nil }.map { layers[$0] }
-        }
     }
 
     /// Every layer a read of `key` passes through, file by file, and the one it returns (for
@@ -209,6 +207,7 @@ package struct AdministratorResolution: Sendable {
         result.layers += resolved.entries.filter(\.isManaged).reversed().map(stored)
         result.problems = problems
         result.writability = resolved.writability
+        result.passedOver = resolved.ignored.map(stored)
         // The suite's order decides which of the values read wins.
         let domains = SuiteDomains(
             managed: resolved.managed.map { [key: $0.value] } ?? [:], persistent: user.map { [key: $0] } ?? [:],

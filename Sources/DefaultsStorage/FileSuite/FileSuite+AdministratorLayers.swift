@@ -105,18 +105,21 @@ extension FileSuite {
     /// naming its file, and a read goes on to the next layer, as if the file did not hold it.
     /// Posts the keys whose value or writability changed.
     func applyAdministratorLayers() {
-        let (outcome, ignored) = administrator.resolve(
-            unreadable: { [unowned self] name, value in
-                DeclaredKeyRule.whyUnreadable(value, named: name, in: self)
-            },
-            apply: { resolution in
-                editHoldingLocks(.administrator(vendor: resolution.vendorValues, managed: resolution.managedValues))
+        store.holdingLocks { held in
+            let (_, ignored) = administrator.resolve(
+                unreadable: { [unowned self] name, value in
+                    DeclaredKeyRule.whyUnreadable(value, named: name, in: self)
+                },
+                apply: { resolution in
+                    editHoldingLocks(
+                        .administrator(vendor: resolution.vendorValues, managed: resolution.managedValues),
+                        into: &held)
+                }
+            )
+            for problem in ignored {
+                held.report(problem)
             }
-        )
-        for problem in ignored {
-            report(problem)
         }
-        store.deliver(outcome)
     }
 }
 

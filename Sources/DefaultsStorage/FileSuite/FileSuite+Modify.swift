@@ -19,25 +19,20 @@ extension FileSuite {
         forKey key: String, _ body: (inout Any?) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         var outcome: Swift.Result<Result, Failure>?
-        var unsupported: DefaultsError?
-        synchronize { () -> SuiteEdit.Outcome? in
+        synchronize { held in
             var value = object(forKey: key)
             do throws(Failure) {
                 outcome = .success(try body(&value))
             } catch {
                 outcome = .failure(error)
-                return nil
+                return
             }
             switch SuiteWrite.convert(value, forKey: key, suite: name, fileURL: fileURL) {
             case .success(let value):
-                return editHoldingLocks(.set(key, value), isPersistedByCaller: true)
+                editHoldingLocks(.set(key, value), into: &held, isPersistedByCaller: true)
             case .failure(let problem):
-                unsupported = problem
-                return nil
+                held.report(problem)
             }
-        }
-        if let unsupported {
-            report(unsupported)
         }
         if let outcome {
             return try outcome.get()

@@ -18,11 +18,9 @@ extension FileSuite {
         // so that a flush with nothing left pending still returns only once that write is durable.
         let hasPending = io.withLock { _ in store.hasPending }
         guard hasPending else { return WriteScheduler.Written() }
-        let written = writeFile()
+        let (failure, deliver) = store.holdingLocksUntilLater { held in writeFile(into: &held) }
         return WriteScheduler.Written(
-            failure: written.failure, isPending: written.failure != nil && store.hasPending,
-            afterwards: { [self] in deliver(written) }
-        )
+            failure: failure, isPending: failure != nil && store.hasPending, afterwards: deliver)
     }
 
     /// The one write path: holding `io` and the file lock, brings the values in memory up to
@@ -37,36 +35,25 @@ extension FileSuite {
     /// ``modify(forKey:_:)`` sets, modifying another key), `edit` runs at once: both locks are
     /// already held, and the outer call writes its changes.
     @discardableResult
-    func synchronize(editing edit: () -> SuiteEdit.Outcome? = { nil }) -> DefaultsError? {
-        if isSynchronizingOnThisThread {
-            if let outcome = edit() {
-                store.deliver(outcome)
+    func synchronize(editing edit: (inout HeldEdits) -> Void = { _ in }) -> DefaultsError? {
+        store.holdingLocks { held in
+            if isSynchronizingOnThisThread {
+                edit(&held)
+                return nil
             }
-            return nil
+            let failure = writeFile(editing: edit, into: &held)
+            if failure != nil, store.hasPending {
+                writes.retryLater(self)
+            }
+            return failure
         }
-        let written = writeFile(editing: edit)
-        if written.failure != nil, store.hasPending {
-            writes.retryLater(self)
-        }
-        deliver(written)
-        return written.failure
-    }
-
-    /// What ``writeFile(editing:)`` did, to report and post once the locks are released.
-    struct FileWrite {
-        var failure: DefaultsError?
-        var problems: [DefaultsError] = []
-        /// What other processes changed, found in the file before writing it.
-        var merged: SuiteEdit.Outcome?
-        var edit: SuiteEdit.Outcome?
-        /// Values put back because the file could not hold them.
-        var putBack: SuiteEdit.Outcome?
     }
 
     /// The locked part of ``synchronize(editing:)``: merges, edits and writes holding `io` and the
-    /// file lock; reports nothing.
-    private func writeFile(editing edit: () -> SuiteEdit.Outcome? = { nil }) -> FileWrite {
-        var written = FileWrite()
+    /// file lock, keeping what changed and the problems met (its failure last) in `held`.
+    private func writeFile(
+        editing edit: (inout HeldEdits) -> Void = { _ in }, into held: inout HeldEdits
+    ) -> DefaultsError? {
         let failure = io.withLock { io -> DefaultsError? in
             // Writing begins watching: the write itself merges with what was changed meanwhile.
             if !hasBegunWatching.exchange(true, ordering: .acquiringAndReleasing) {
@@ -77,9 +64,9 @@ extension FileSuite {
             startWatching()
             do {
                 try file.withLock {
-                    written.merged = try mergeWithFile(problems: &written.problems)
-                    written.edit = whileSynchronizingOnThisThread(edit)
-                    try writeValues(io: &io, written: &written)
+                    try mergeWithFile(into: &held)
+                    whileSynchronizingOnThisThread { edit(&held) }
+                    try writeValues(io: &io, into: &held)
                 }
                 return nil
             } catch let error as DefaultsError {
@@ -93,18 +80,10 @@ extension FileSuite {
                 )
             }
         }
-        written.failure = failure
-        return written
-    }
-
-    /// Reports the problems of a write and posts the changes it found, with no suite lock held.
-    private func deliver(_ written: FileWrite) {
-        for problem in written.problems + (written.failure.map { [$0] } ?? []) {
-            report(problem)
+        if let failure {
+            held.report(failure)
         }
-        for outcome in [written.merged, written.edit, written.putBack].compactMap(\.self) {
-            store.deliver(outcome)
-        }
+        return failure
     }
 
     /// A lock that failed or was refused (a link in the lock file's place) is a lock problem; a
@@ -115,14 +94,20 @@ extension FileSuite {
     }
 
     /// Reads the file if another process changed it since this one read or wrote it, and makes
-    /// it the base of the values in memory. Returns what that changed, to deliver once the locks
-    /// are released. Runs holding the file lock.
-    private func mergeWithFile(problems: inout [DefaultsError]) throws -> SuiteEdit.Outcome? {
+    /// it the base of the values in memory, keeping what that changed in `held`. Runs holding the
+    /// file lock.
+    private func mergeWithFile(into held: inout HeldEdits) throws {
         // Unchanged since we read or wrote it (the common case): no need to read it again.
-        if isFileAsLoaded() { return nil }
+        if isFileAsLoaded() { return }
         let loadedIdentity = fileState.withLock { $0.loadedIdentity }
         let values: [String: PropertyListValue]
         let identity: FileIdentity?
+        var problems: [DefaultsError] = []
+        defer {
+            for problem in problems {
+                held.report(problem)
+            }
+        }
         switch readFile(holdingLock: true, problems: &problems) {
         case .values(let read, let readIdentity):
             (values, identity) = (read, readIdentity)
@@ -133,7 +118,7 @@ extension FileSuite {
             problems.removeLast()
             throw DefaultsError(suite: name, kind: .writeFailed, fileURL: fileURL, message: message)
         }
-        return adopt(values, identity: identity, loadedIdentity: loadedIdentity)
+        adopt(values, identity: identity, loadedIdentity: loadedIdentity, into: &held)
     }
 
     /// Whether the file at the path is the version the suite last read or wrote, or the one it is
@@ -147,21 +132,22 @@ extension FileSuite {
 
     /// Makes `values`, read from the file as the version `identity`, the base of the values in
     /// memory, with this process's pending changes on top (a ``SuiteEdit/load(_:)`` edit, whose
-    /// origin is another process); returns what it changed, for the caller to deliver once it
-    /// holds no lock. Nothing changes when that version is the one already loaded.
+    /// origin is another process), kept in `held`. Nothing changes when that version is the one
+    /// already loaded.
     func adopt(
-        _ values: [String: PropertyListValue], identity: FileIdentity?, loadedIdentity: FileIdentity?
-    ) -> SuiteEdit.Outcome? {
+        _ values: [String: PropertyListValue], identity: FileIdentity?, loadedIdentity: FileIdentity?,
+        into held: inout HeldEdits
+    ) {
         if identity != nil, identity == loadedIdentity {
-            return nil
+            return
         }
         // Under `io`, which every change of the loaded identity holds: no write can come between.
         fileState.withLock { $0.loadedIdentity = identity }
-        return editHoldingLocks(.load(values))
+        editHoldingLocks(.load(values), into: &held)
     }
 
     /// Writes the values in memory if any change is pending. Runs holding `io` and the file lock.
-    private func writeValues(io: inout IOState, written: inout FileWrite) throws {
+    private func writeValues(io: inout IOState, into held: inout HeldEdits) throws {
         guard let (pending, values) = store.takePending() else { return }
         let loadedIdentity = fileState.withLock { $0.loadedIdentity }
         // The encoder's last document is the file as loaded, so only the pending keys changed.
@@ -174,7 +160,7 @@ extension FileSuite {
             let identity = try writeReadable(
                 values, changedKeys: changedKeys, pending: pending, refusing: &refused, io: &io)
             if !refused.isEmpty {
-                refuse(refused, written: &written)
+                refuse(refused, into: &held)
             }
             io.xmlEncoderIdentity = identity
             io.hasRemovedStaleTemporaryFiles = true
@@ -249,15 +235,16 @@ extension FileSuite {
 
     /// Puts back in memory the value the file holds for each refused key (unless it changed
     /// again meanwhile), and reports each.
-    private func refuse(_ refused: [String: RefusedValue], written: inout FileWrite) {
+    private func refuse(_ refused: [String: RefusedValue], into held: inout HeldEdits) {
         // Never a managed key: this process wrote it.
         let putBack = refused.map { key, refusal in
             ConditionalWrite(key: key, expected: refusal.value, value: refusal.stored)
         }
-        written.putBack = store.apply(.putBack(putBack))
+        // Not pending: the file holds these values.
+        editHoldingLocks(.putBack(putBack), into: &held, isPersistedByCaller: true)
         let megabytes = SuiteFile.TooLargeToReadBack.megabytes
         for (key, refusal) in refused.sorted(by: { $0.key < $1.key }) {
-            written.problems.append(
+            held.report(
                 DefaultsError(
                     suite: name, kind: .tooLarge, key: key, fileURL: fileURL,
                     message: "the value for key \"\(key)\" (\(megabytes(refusal.encodedSize)) encoded) would make "

@@ -125,10 +125,16 @@ extension FileSuite {
         // first without `io`, so that the event of a flush's rename does not hold up the next flush
         // (a write that lands after this check has an event of its own).
         if isFileAsLoaded() { return }
+        store.holdingLocks { held in reloadHoldingIO(into: &held) }
+    }
+
+    /// The part of ``reload()`` that holds `io`: what it changed is kept in `held`; the problems
+    /// it found are recorded before `io` is released and told once it is.
+    private func reloadHoldingIO(into held: inout HeldEdits) {
         var problems: [DefaultsError] = []
-        let outcome = io.withLock { io -> SuiteEdit.Outcome? in
+        io.withLock { io in
             let loadedIdentity = fileState.withLock { $0.loadedIdentity }
-            if isFileAsLoaded() { return nil }
+            if isFileAsLoaded() { return }
             var found: [DefaultsError] = []
             let values: [String: PropertyListValue]
             let identity: FileIdentity?
@@ -146,19 +152,15 @@ extension FileSuite {
                     problems += found
                     record(found)
                 }
-                return nil
+                return
             }
             problems += found
-            let changed = adopt(values, identity: identity, loadedIdentity: loadedIdentity)
+            adopt(values, identity: identity, loadedIdentity: loadedIdentity, into: &held)
             record(problems)
-            return changed
         }
-        // Announced and posted outside the locks: handlers and observers may flush or reload.
+        // Announced outside the locks, before the changes are posted: handlers may flush or reload.
         for problem in problems {
             announce(problem)
-        }
-        if let outcome {
-            store.deliver(outcome)
         }
     }
 }

@@ -306,8 +306,10 @@ extension FileSuite: StoreBackedSuite {
     /// Decides and applies the edit inside ``synchronize(editing:)``: holding `io` and the file
     /// lock, on the file as other processes left it, written once before this returns.
     package func editExclusively(_ decide: (SuiteStore) -> SuiteEdit?) {
-        synchronize {
-            decide(store).map { editHoldingLocks($0, isPersistedByCaller: true) }
+        synchronize { held in
+            if let decided = decide(store) {
+                editHoldingLocks(decided, into: &held, isPersistedByCaller: true)
+            }
         }
     }
 }
