@@ -10,14 +10,22 @@ import Foundation
 package struct HeldEdits: Sendable {
     /// Reported first, in order.
     fileprivate var problems: [DefaultsError] = []
-    /// Posted after the problems, in the order they were applied.
-    fileprivate var outcomes: [SuiteEdit.Outcome] = []
+    /// Posted after the problems, in the order they were applied: the first kept inline, since
+    /// most holders apply one edit and a write should not allocate for it.
+    fileprivate var first: SuiteEdit.Outcome?
+    fileprivate var more: [SuiteEdit.Outcome] = []
 
     fileprivate init() {}
 
     /// Keeps `outcome` to post once the locks are released.
     mutating func append(_ outcome: SuiteEdit.Outcome) {
-        outcomes.append(outcome)
+        // Nothing to post or report: a write nobody listens to.
+        guard !outcome.changed.isEmpty || !outcome.managed.isEmpty else { return }
+        if first == nil {
+            first = outcome
+        } else {
+            more.append(outcome)
+        }
     }
 
     /// Keeps `problem` to report (record, log, tell the handler) once the locks are released.
@@ -53,7 +61,10 @@ extension SuiteStore {
         for problem in held.problems {
             report(problem)
         }
-        for outcome in held.outcomes {
+        if let first = held.first {
+            deliver(first)
+        }
+        for outcome in held.more {
             deliver(outcome)
         }
     }
