@@ -78,6 +78,45 @@ struct KeySchemaTests {
         #expect(Defaults[key] == 100)
     }
 
+    @Test("A stored value outside a key's range or choices is read as it is and told once, in the command's words")
+    func storedValueOutsideAllowedValues() throws {
+        let suite = InMemorySuite(name: "schema-stored-\(UUID().uuidString)")
+        // Written before the keys are declared, as another program or an older version would.
+        suite.set(100, forKey: "fontSize")
+        suite.set("off", forKey: "mode")
+        let fontSize = Defaults.Key<Int>("fontSize", default: 12, suite: suite, range: 8...72)
+        let mode = Defaults.Key<Mode>("mode", default: .fast, suite: suite, choices: [.fast, .careful])
+        func told(_ words: String) -> Int {
+            CapturedLogs.lines.filter { $0.contains(words) && $0.contains(suite.name) }.count
+        }
+        // The words `defaults write` refuses such a value with (SchemaCommandTests).
+        let outOfRange = "fontSize (Swift.Int) allows 8 through 72, and 100 is not among them"
+
+        #expect(Defaults[fontSize] == 100)
+        #expect(Defaults[mode] == .off)
+        #expect(told(outOfRange) == 1)
+        #expect(told("allows one of fast, careful, and off is not among them") == 1)
+
+        // Read again, and written again with the same value: told once.
+        suite.set(100, forKey: "fontSize")
+        #expect(Defaults[fontSize] == 100)
+        #expect(told(outOfRange) == 1)
+        // An allowed value is told of never; another value outside the range, once.
+        Defaults[fontSize] = 50
+        #expect(Defaults[fontSize] == 50)
+        suite.set(90, forKey: "fontSize")
+        #expect(Defaults[fontSize] == 90)
+        #expect(told("fontSize (Swift.Int) allows 8 through 72, and 90 is not among them") == 1)
+        #expect(told("allows 8 through 72, and 50") == 0)
+
+        // A suite filled with ever new values outside the range: at most 100 are told of per key.
+        for value in 1_000..<1_150 {
+            suite.set(value, forKey: "fontSize")
+            #expect(Defaults[fontSize] == value)
+        }
+        #expect(told("fontSize (Swift.Int) allows 8 through 72, and ") == 100)
+    }
+
     @Test("Every kind of property-list value round-trips through the schema's JSON")
     func valuesRoundTrip() throws {
         let values: [SchemaValue] = [

@@ -6,8 +6,9 @@ extension Defaults.Key where Value: Comparable {
     /// The range is part of the key's schema (``Defaults/exportSchema(of:to:)``): the `defaults`
     /// command refuses to write a value outside it. A default outside it is a programming error,
     /// reported when the key is declared: logged as a warning and listed in
-    /// ``Defaults/KeyRegistry/defaultValueProblems``. Reads are not checked: what a suite holds is
-    /// returned as it is, as for any key.
+    /// ``Defaults/KeyRegistry/defaultValueProblems``. A stored value outside it (written by
+    /// another program, an older version, a person) is read as it is, and logged as a warning
+    /// once per suite and value, in the words the command refuses it with.
     ///
     /// ```swift
     /// static let fontSize = Key<Int>("fontSize", default: 12, description: "Text size, in points.", range: 8...72)

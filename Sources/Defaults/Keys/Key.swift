@@ -33,6 +33,9 @@ extension Defaults {
         @usableFromInline let readCache = KeyReadCache<Value>()
         /// Whether `Value` is an `Optional`, found once: asking on each write costs a conformance lookup.
         @usableFromInline let isOptional = Value.self is any OptionalProtocol.Type
+        /// Tells of a stored value outside the key's range or choices as a read decodes it; `nil`
+        /// for a key that allows every value of its type.
+        @usableFromInline let storedValueCheck: StoredValueCheck?
         /// Where the key was declared, for ``Defaults/KeyRegistry``.
         let declarationSite: KeyDeclarationSite
 
@@ -128,6 +131,9 @@ extension Defaults {
             self.defaultSource = defaultSource
             decodeCache = DecodeCache()
             declarationSite = site
+            storedValueCheck = StoredValueCheck(
+                name: name, swiftType: String(reflecting: Value.self), type: inferredStoredType(of: Value.self),
+                allowedValues: meaning.allowedValues)
             super.init(name: name, suite: suite)
             var meaning = meaning
             if let migration {
@@ -240,13 +246,18 @@ extension Defaults {
         @inlinable
         func value(in suite: any DefaultsSuite) -> Value {
             guard let readCache, let generation = suite.valueGeneration else {
-                return value(fromStored: suite.object(forKey: name))
+                if let object = suite.object(forKey: name), let value = decode(object) {
+                    storedValueCheck?.check(object, in: suite)
+                    return value
+                }
+                return defaultValue
             }
             if let cached = readCache.value(at: generation) {
                 return cached
             }
             // Read after loading the generation: a concurrent write can only make the entry old.
             if let object = suite.object(forKey: name), let value = decode(object) {
+                storedValueCheck?.check(object, in: suite)
                 readCache.store(value, at: generation)
                 return value
             }
