@@ -55,12 +55,14 @@ public struct KeySchema: Sendable, Hashable, Codable {
     /// Why `value` does not fit this key, in words naming both; `nil` when it fits.
     ///
     /// A value fits when it has the key's stored type (an integer fits a float key, as a
-    /// property list reads it) and is among the allowed values; allowed values that contradict
-    /// the key's type or themselves (``allowedValuesProblems``) are not held against it.
+    /// property list reads it, and is judged as the float the key reads) and is among the allowed
+    /// values; allowed values that contradict the key's type or themselves
+    /// (``allowedValuesProblems``) are not held against it.
     public func problem(with value: SchemaValue) -> String? {
         if let mismatch = typeMismatch(with: value) {
             return mismatch
         }
+        let value = value.read(as: type)
         if let allowedValues = consistentAllowedValues, !allowedValues.allows(value) {
             return "\(name) (\(swiftType)) allows \(allowedValues.summary), and \(value) is not among them"
         }

@@ -112,6 +112,19 @@ public indirect enum SchemaValue: Sendable, Hashable, Codable {
     }
 }
 
+extension SchemaValue {
+    /// The value as a key stored as `type` reads it: an integer as the float a ``StoredType/real``
+    /// key reads; any other value as it is.
+    public func read(as type: StoredType?) -> SchemaValue {
+        guard type == .real else { return self }
+        switch self {
+        case .integer(let integer): return .real(Double(integer))
+        case .unsignedInteger(let integer): return .real(Double(integer))
+        default: return self
+        }
+    }
+}
+
 extension SchemaValue: CustomStringConvertible {
     /// The value as people read it: `12`, `1.5`, `true`, `dark`, `(1, 2)`, `{ width = 800; }`.
     public var description: String {

@@ -58,7 +58,8 @@ struct KeySchemaTests {
         #expect(schema.key(named: "seen")?.defaultValue == nil)
         #expect(schema.key(named: "ratio")?.isDefaultDynamic == true)
         #expect(schema.key(named: "ratio")?.type == .real)
-        // The meaning changes nothing of how a key reads and writes.
+        // The meaning changes nothing of what a key reads and writes (a value outside the range is
+        // read, and logged).
         Defaults[fontSize] = 100
         #expect(Defaults[fontSize] == 100)
         #expect(Defaults[mode] == .careful)
@@ -115,6 +116,11 @@ struct KeySchemaTests {
             #expect(Defaults[fontSize] == value)
         }
         #expect(told("fontSize (Swift.Int) allows 8 through 72, and ") == 100)
+
+        // A default outside the range is reported when declared, not again as a stored value.
+        let zoom = Defaults.Key<Int>("zoom", default: 100, suite: suite, range: 8...72)
+        #expect(Defaults[zoom] == 100)
+        #expect(told("zoom (Swift.Int) allows") == 0)
     }
 
     @Test("Every kind of property-list value round-trips through the schema's JSON")

@@ -263,8 +263,9 @@ row(
     "— Codable struct of two Doubles (nothing to retain) vs P1", format(p2Plain), format(p2PlainP1),
     String(format: "%.2f×", ratio(p2Plain, p2PlainP1)), nil)
 
-// A key declared with a description and a range costs nothing per read or write: what it says
-// is kept in `KeyRegistry`, not on the key, and a write is not checked against the range.
+// A key declared with a description and a range costs nothing per cached read or write: what it
+// says is kept in `KeyRegistry`; only a read that is not cached checks the range (to tell of a
+// stored value outside it), and a write is not checked against it.
 let describedKey = Defaults.Key<Int>(
     "described", default: 12, suite: suite, description: "Text size, in points.", range: 8...72)
 let plainKey = Defaults.Key<Int>("plain", default: 12, suite: suite)

@@ -47,7 +47,8 @@ extension Defaults.Key where Value: Equatable {
     ///
     /// The choices are part of the key's schema, in stored form (an enum's raw values), and the
     /// `defaults` command refuses to write any other value. A default that is not among them is
-    /// reported when the key is declared, as for ``init(_:default:suite:iCloud:description:range:migrating:file:line:)``.
+    /// reported when the key is declared, and a stored value that is not is read as it is and
+    /// logged once, as for ``init(_:default:suite:iCloud:description:range:migrating:file:line:)``.
     ///
     /// ```swift
     /// static let theme = Key<Theme>("theme", default: .system, choices: [.light, .dark, .system])

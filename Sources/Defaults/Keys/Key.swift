@@ -132,8 +132,9 @@ extension Defaults {
             decodeCache = DecodeCache()
             declarationSite = site
             storedValueCheck = StoredValueCheck(
-                name: name, swiftType: String(reflecting: Value.self), type: inferredStoredType(of: Value.self),
-                allowedValues: meaning.allowedValues)
+                name: name, swiftType: String(reflecting: Value.self),
+                defaultValue: Self.storedForm(of: defaultSource).flatMap(SchemaValue.init(storedObject:)),
+                type: inferredStoredType(of: Value.self), allowedValues: meaning.allowedValues)
             super.init(name: name, suite: suite)
             var meaning = meaning
             if let migration {
@@ -155,11 +156,15 @@ extension Defaults {
         /// The static default in the form the suite stores it; `nil` for a dynamic default (or
         /// one with no stored form).
         var staticDefaultStoredForm: Any? {
+            Self.storedForm(of: defaultSource)
+        }
+
+        private static func storedForm(of defaultSource: DefaultSource) -> Any? {
             guard case .value(let defaultValue) = defaultSource else { return nil }
             return Value.storedForm(of: defaultValue)
         }
 
-        /// The key as its schema shows it, with its `meaning` (which only the registry keeps).
+        /// The key as its schema shows it, with its `meaning` (which the registry keeps).
         func schema(meaning: KeyMeaning, iCloud: Bool) -> KeySchema {
             let defaultValue = staticDefaultStoredForm.flatMap(SchemaValue.init(storedObject:))
             return meaning.completing(

@@ -1,8 +1,9 @@
 import DefaultsSchema
 
 /// What a declaration says about a key besides its name, type and default: its description, the
-/// values it allows and what it was before. Kept in ``Defaults/KeyRegistry``, never on the key itself, so that a
-/// described key reads and writes exactly as a bare one.
+/// values it allows and what it was before. Kept in ``Defaults/KeyRegistry``, not on the key
+/// itself, so that a described key reads and writes as a bare one; the key keeps only a
+/// `StoredValueCheck` of its allowed values, which a read that is not cached asks.
 struct KeyMeaning: Sendable {
     var description: String?
     /// The allowed values in stored form, when they have one.

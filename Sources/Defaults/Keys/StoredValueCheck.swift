@@ -12,33 +12,48 @@ final class StoredValueCheck: Sendable {
     /// outside the range cannot grow the set of those told of without end.
     static let reportLimit = 100
 
-    /// The key as the command reads it from the schema, for its allowed values and its words.
+    private struct Told: Hashable {
+        var suiteName: String
+        var value: SchemaValue
+    }
+
+    /// The key as its schema describes it, for its allowed values and its words.
     private let schema: KeySchema
     private let allowedValues: AllowedValues
-    /// The suites and values told of, as `suite NUL value`.
-    private let reported = Mutex<Set<String>>([])
+    private let told = Mutex<Set<Told>>([])
 
     /// `nil` when the key allows every value of its type, or its allowed values contradict
     /// themselves (the command then holds no value against them either).
-    init?(name: String, swiftType: String, type: StoredType?, allowedValues: AllowedValues?) {
+    ///
+    /// - Parameter defaultValue: The key's static default in stored form: registered with the
+    ///   suite, so a read finds it, but not a stored value (one outside the allowed values is
+    ///   reported when the key is declared).
+    init?(
+        name: String, swiftType: @autoclosure () -> String, defaultValue: @autoclosure () -> SchemaValue?,
+        type: @autoclosure () -> StoredType?, allowedValues: AllowedValues?
+    ) {
+        // Nothing worked out for a key with no range or choices: most keys, at every program's start.
+        guard allowedValues != nil else { return nil }
+        // The type and default as `Key.schema(meaning:iCloud:)` exports them.
+        let defaultValue = defaultValue()
         let schema = KeySchema(
-            name: name, type: type, swiftType: swiftType, defaultValue: nil, allowedValues: allowedValues)
-        guard let allowedValues = schema.consistentAllowedValues else { return nil }
+            name: name, type: defaultValue?.storedType ?? type(), swiftType: swiftType(), defaultValue: defaultValue,
+            allowedValues: allowedValues)
+        guard let consistent = schema.consistentAllowedValues else { return nil }
         self.schema = schema
-        self.allowedValues = allowedValues
+        self.allowedValues = consistent
     }
 
     /// Tells of `object`, read from `suite`, if the key does not allow it.
     @usableFromInline
     func check(_ object: Any, in suite: any DefaultsSuite) {
-        guard let value = SchemaValue(storedObject: object), !allowedValues.allows(value),
-            let problem = schema.problem(with: value)
+        guard let value = SchemaValue(storedObject: object), value != schema.defaultValue,
+            !allowedValues.allows(value.read(as: schema.type))
         else { return }
-        let isNew = reported.withLock { reported in
-            guard reported.count < Self.reportLimit else { return false }
-            return reported.insert("\(suite.name)\u{0}\(value)").inserted
+        let isNew = told.withLock { told in
+            told.count < Self.reportLimit && told.insert(Told(suiteName: suite.name, value: value)).inserted
         }
-        guard isNew else { return }
+        guard isNew, let problem = schema.problem(with: value) else { return }
         Defaults.logger.warning(
             "\(problem); the value stored in suite \(suite.name) is read as it is",
             metadata: ["suite": "\(suite.name)", "key": "\(schema.name)"])
