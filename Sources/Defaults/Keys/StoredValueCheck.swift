@@ -20,7 +20,9 @@ final class StoredValueCheck: Sendable {
     /// The key as its schema describes it, for its allowed values and its words.
     private let schema: KeySchema
     private let allowedValues: AllowedValues
-    private let told = Mutex<Set<Told>>([])
+    /// The hashes of the suites and values told of: a value may be megabytes, and the set keeps
+    /// none alive (two values that share a hash are told of once, a loss of no consequence).
+    private let told = Mutex<Set<Int>>([])
 
     /// `nil` when the key allows every value of its type, or its allowed values contradict
     /// themselves (the command then holds no value against them either).
@@ -51,7 +53,7 @@ final class StoredValueCheck: Sendable {
             !allowedValues.allows(value.read(as: schema.type))
         else { return }
         let isNew = told.withLock { told in
-            told.count < Self.reportLimit && told.insert(Told(suiteName: suite.name, value: value)).inserted
+            told.count < Self.reportLimit && told.insert(Told(suiteName: suite.name, value: value).hashValue).inserted
         }
         guard isNew, let problem = schema.problem(with: value) else { return }
         Defaults.logger.warning(
