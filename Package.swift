@@ -23,6 +23,8 @@ let package = Package(
         // `defaults-sync status`: a command of its own, so that `defaults` builds without
         // postgres-nio and its TLS stack.
         .executable(name: "defaults-sync", targets: ["DefaultsSyncCommand"]),
+        // `defaults edit`'s server: a domain's settings in the browser, on loopback.
+        .executable(name: "defaults-edit-server", targets: ["DefaultsEditServer"]),
         // A swift-configuration provider that reads a suite: `DefaultsProvider`.
         .library(name: "DefaultsConfiguration", targets: ["DefaultsConfiguration"]),
         // Syncs `iCloud` keys between machines through PostgreSQL.
@@ -182,14 +184,51 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "DefaultsCommand",
+        // What `defaults` and its settings editor share: domains and their files, schemas, the
+        // administrator's layers, parsing and checking values, explaining a key, printing
+        // (`package` access, no product).
+        .target(
+            name: "DefaultsCommandCore",
             dependencies: [
                 "Defaults",
                 "DefaultsFiles",
                 "DefaultsPropertyList",
                 "DefaultsSchema",
                 "DefaultsTerminalText",
+            ]
+        ),
+        .executableTarget(
+            name: "DefaultsCommand",
+            dependencies: [
+                "Defaults",
+                "DefaultsCommandCore",
+                "DefaultsFiles",
+                "DefaultsPropertyList",
+                "DefaultsSchema",
+                "DefaultsTerminalText",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The settings editor: its model over `DefaultsCommandCore`, its request gate and its
+        // HTTP server (NIO), for `defaults-edit-server`.
+        .target(
+            name: "DefaultsEditor",
+            dependencies: [
+                "Defaults",
+                "DefaultsCommandCore",
+                "DefaultsPropertyList",
+                "DefaultsSchema",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "DefaultsEditServer",
+            dependencies: [
+                "DefaultsCommandCore",
+                "DefaultsEditor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -283,11 +322,13 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
-        // Runs the built `defaults` executable; depending on its target gets it built.
+        // Runs the built `defaults` executable (and `defaults-edit-server`, which `defaults edit`
+        // runs); depending on their targets gets them built.
         .testTarget(
             name: "DefaultsCommandTests",
             dependencies: [
-                "DefaultsCommand", "DefaultsExample", "DefaultsKeyFinder", "Defaults", "DefaultsPropertyList",
+                "DefaultsCommand", "DefaultsEditServer", "DefaultsExample", "DefaultsKeyFinder", "Defaults",
+                "DefaultsPropertyList",
                 "DefaultsSchema", "DefaultsTestHelper", "DefaultsSyncTestingHelper", "TestSupport",
             ]
         ),

@@ -79,10 +79,17 @@ LAYERS = [
         ],
     ),
     (
+        "command core",
+        "what the `defaults` command and its settings editor share: domains, schemas, values",
+        ["DefaultsCommandCore"],
+    ),
+    ("editor", "the settings editor's model, request gate and HTTP server", ["DefaultsEditor"]),
+    (
         "program",
         "executables and plugins, which nothing imports",
         [
             "DefaultsCommand",
+            "DefaultsEditServer",
             "DefaultsSyncCommand",
             "DefaultsExample",
             "DefaultsSchemaPlugin",
@@ -100,8 +107,12 @@ EXCEPTIONS = {
 # ("Defaults") or a package ("package:postgres-nio"; "package:*" is any package), with why.
 BUILDS_WITHOUT = {
     "DefaultsCommand": (
-        {"package:postgres-nio", "package:swift-nio-ssl"},
-        "`defaults` builds without postgres-nio and its TLS stack",
+        {"package:postgres-nio", "package:swift-nio-ssl", "package:swift-nio"},
+        "`defaults` builds without postgres-nio, its TLS stack, or an HTTP server (that is defaults-edit-server)",
+    ),
+    "DefaultsCommandCore": (
+        {"package:postgres-nio", "package:swift-nio-ssl", "package:swift-nio"},
+        "`defaults` links it, and builds without a server or a database client",
     ),
     "DefaultsSyncServer": ({"Defaults"}, "the server links the SQL layer, never DefaultsPostgres or the engine"),
     "DefaultsSyncServerCommand": ({"Defaults"}, "the server links the SQL layer, never DefaultsPostgres or the engine"),

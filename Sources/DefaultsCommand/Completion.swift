@@ -1,3 +1,4 @@
+import DefaultsCommandCore
 import DefaultsTerminalText
 import Foundation
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 import DefaultsTerminalText
 import Foundation
 import Logging
@@ -34,7 +35,7 @@ struct DefaultsTool: ParsableCommand {
             Domains.self, Read.self, ReadType.self, Write.self, Delete.self, Rename.self, Find.self,
             Export.self, Import.self, Watch.self, ReadSource.self, ListKeys.self, Describe.self,
             RangeCommand.self, Writable.self, Check.self, Reset.self, Explain.self, JSONSchemaCommand.self,
-            Migrate.self,
+            Migrate.self, Edit.self,
         ]
     )
 }

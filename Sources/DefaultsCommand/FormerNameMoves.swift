@@ -1,3 +1,4 @@
+import DefaultsCommandCore
 import DefaultsPropertyList
 import DefaultsSchema
 

@@ -15,6 +15,40 @@ enum SchemaCommands {
     static func export(_ arguments: [String]) {
         let suite = FileSuiteCommands.suite(arguments)
         let release = arguments.firstIndex(of: "--release").flatMap { arguments.dropFirst($0 + 1).first }
+        let keys = declare(in: suite, release: release)
+        do {
+            let url = try Defaults.exportSchema(of: suite)
+            print(url.path)
+            print(keys.count)
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+    }
+
+    /// `schema-observe DIR NAME`: the program of release 1, running: exports its schema, prints
+    /// `ready`, then `fontSize=<value>` from its `Defaults.observe` handler at each change of
+    /// `fontSize`, until it is stopped.
+    static func observe(_ arguments: [String]) {
+        let suite = FileSuiteCommands.suite(arguments)
+        guard let fontSize = declare(in: suite, release: nil).first as? Defaults.Key<Int> else {
+            FileSuiteCommands.fail("fontSize is not the first key")
+        }
+        do {
+            _ = try Defaults.exportSchema(of: suite)
+        } catch {
+            FileSuiteCommands.fail("\(error)")
+        }
+        let observation = Defaults.observe(fontSize, options: []) { change in
+            FileSuiteCommands.printFlushed("fontSize=\(change.newValue)")
+        }
+        FileSuiteCommands.printFlushed("ready")
+        withExtendedLifetime(observation) {
+            while true { sleep(60) }
+        }
+    }
+
+    /// The keys of `release` (1 when `nil`), declared in `suite`.
+    private static func declare(in suite: FileSuite, release: String?) -> [Defaults.Keys] {
         var keys: [Defaults.Keys] = [
             Defaults.Key<Int>(
                 "fontSize", default: 12, suite: suite, description: "The size of the text, in points.", range: 8...72,
@@ -40,12 +74,6 @@ enum SchemaCommands {
                 Defaults.Key<String>(
                     "accentColor", default: "blue", suite: suite, migrating: .renamed(from: "tint", "color")))
         }
-        do {
-            let url = try Defaults.exportSchema(of: suite)
-            print(url.path)
-            print(keys.count)
-        } catch {
-            FileSuiteCommands.fail("\(error)")
-        }
+        return keys
     }
 }

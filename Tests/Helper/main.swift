@@ -39,6 +39,7 @@ case "launch-arguments-read": LaunchArgumentCommands.read(rest)
 case "observation-write": ObservationCommands.write(rest)
 case "in-place-rewrite": InPlaceRewriteCommands.rewrite(rest)
 case "schema-export": SchemaCommands.export(rest)
+case "schema-observe": SchemaCommands.observe(rest)
 case "migrate-renamed": MigrationCommands.renamed(rest)
 case "migrate-chain": MigrationCommands.chain(rest)
 default:

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 
 /// `defaults delete domain [key]`.
 struct Delete: ParsableCommand {

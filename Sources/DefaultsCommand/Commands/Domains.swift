@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 import DefaultsPropertyList
 
 /// `defaults domains`: the names of every domain, comma-separated as macOS prints them.

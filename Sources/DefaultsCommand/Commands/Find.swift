@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 import DefaultsPropertyList
 import Foundation
 

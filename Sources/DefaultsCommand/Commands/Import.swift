@@ -1,5 +1,6 @@
 import ArgumentParser
 import Defaults
+import DefaultsCommandCore
 import DefaultsFiles
 import DefaultsPropertyList
 import Foundation

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 import DefaultsPropertyList
 import DefaultsSchema
 
@@ -53,29 +54,5 @@ extension KeySchema {
             line += ", syncs"
         }
         return line
-    }
-
-    /// The default as people read it: its value, `none` or `computed when read`; for
-    /// `explain --json`, which escapes per JSON.
-    var defaultText: String {
-        defaultValue.map { Output.text(PropertyListValue($0)) } ?? noDefaultText
-    }
-
-    /// ``defaultText`` as a line shows it: a string default escaped as one line; marked when it
-    /// does not fit its own key, which a program never reads (it reads its own compiled default).
-    var defaultLine: Output.Line {
-        guard let defaultValue else { return "\(noDefaultText)" }
-        var line: Output.Line = "\(value: PropertyListValue(defaultValue))"
-        if defaultValueProblem != nil {
-            line += Self.contradictionMark
-        }
-        return line
-    }
-
-    /// What follows a default or allowed values that contradict the key (``KeySchema/problems``).
-    static let contradictionMark: Output.Line = " (does not fit the key; the schema contradicts itself)"
-
-    private var noDefaultText: String {
-        isDefaultDynamic ? "computed when read" : "none"
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 
 /// `defaults migrate domain [--dry-run]`: values stored under keys' former names moved to the
 /// keys' names, as the domain's schema lists them.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Defaults
+import DefaultsCommandCore
 import DefaultsPropertyList
 
 /// `defaults read [domain [key]]`: a key's value, a domain, or every domain, as old-style text.

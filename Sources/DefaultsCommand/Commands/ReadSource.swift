@@ -1,5 +1,6 @@
 import ArgumentParser
 import Defaults
+import DefaultsCommandCore
 import DefaultsPropertyList
 
 /// `defaults read-source domain key`: where the value a program reads comes from.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 
 /// `defaults read-type domain key`: `Type is integer`, as macOS prints it.
 struct ReadType: ParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 
 /// `defaults rename domain old new`.
 struct Rename: ParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 
 /// `defaults reset domain [key]`: the user's value of a key removed, so that programs read the
 /// vendor's or the code's default again.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Defaults
+import DefaultsCommandCore
 import Dispatch
 import Foundation
 import Synchronization

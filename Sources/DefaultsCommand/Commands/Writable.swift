@@ -1,5 +1,6 @@
 import ArgumentParser
 import Defaults
+import DefaultsCommandCore
 
 /// `defaults writable domain key`: whether a write of the key would be read, and why not.
 struct Writable: ParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCommandCore
 import DefaultsPropertyList
 import DefaultsSchema
 import Foundation
@@ -66,7 +67,7 @@ struct Write: ParsableCommand {
         let words = Array(arguments.dropFirst())
         let value: WriteValue
         if let schema, let keySchema = schema.schema.key(named: key) {
-            value = try Self.checkedValue(words, for: keySchema, in: domain, schemaFile: schema.file)
+            value = try keySchema.writeValue(words, in: domain, schemaFile: schema.file)
         } else {
             value = try ValueParsing.writeValue(words)
         }
@@ -106,39 +107,6 @@ struct Write: ParsableCommand {
         } catch {
             Output.printError("\(error.message); the value is written unchecked")
             return nil
-        }
-    }
-
-    /// The value `words` give a key the schema declares: a single bare word read as the key's
-    /// type, or typed by a flag as always; either way checked against the key's type and
-    /// allowed values.
-    private static func checkedValue(
-        _ words: [String], for key: KeySchema, in domain: Domain, schemaFile: URL
-    ) throws(CommandFailure) -> WriteValue {
-        // A word shaped like a flag (`-int`, or a mistyped `-interger`) is a flag; `-5` is a value.
-        let isFlag = words.first.map { $0.dropFirst().first?.isLetter == true && $0.hasPrefix("-") } ?? false
-        if words.count == 1, let word = words.first, !isFlag {
-            guard let value = key.parseUntyped(word) else {
-                let expected = key.type.map(\.withArticle) ?? "a value"
-                throw CommandFailure(
-                    "Refused to write \(key.name) of \(domain.displayName): \(key.name) is \(expected) "
-                        + "(\(key.swiftType)), and \(word) is not (schema \(schemaFile.path)). Nothing was written.")
-            }
-            return .set(try key.checked(value, in: domain, schemaFile: schemaFile))
-        }
-        let value = try ValueParsing.writeValue(words)
-        switch value {
-        case .set(let value):
-            return .set(try key.checked(value, in: domain, schemaFile: schemaFile))
-        case .arrayAdd, .dictionaryAdd:
-            let added: StoredType = if case .arrayAdd = value { .array } else { .dictionary }
-            if let type = key.type, type != added {
-                throw CommandFailure(
-                    "Refused to write \(key.name) of \(domain.displayName): \(key.name) is \(type.withArticle) "
-                        + "(\(key.swiftType)), and \(words[0]) adds to \(added.withArticle) "
-                        + "(schema \(schemaFile.path)). Nothing was written.")
-            }
-            return value
         }
     }
 }

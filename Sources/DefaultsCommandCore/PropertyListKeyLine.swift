@@ -2,9 +2,9 @@ import Foundation
 
 /// Where a key of a domain's top-level dictionary is written in its file, so that `defaults
 /// explain` can point an editor at it.
-enum PropertyListKeyLine {
+package enum PropertyListKeyLine {
     /// Where `key` is written in the property list `data`.
-    enum Location: Equatable {
+    package enum Location: Equatable {
         /// The 1-based line of the `<key>` element naming it in the top-level dictionary of an
         /// XML property list.
         case line(Int)
@@ -17,7 +17,7 @@ enum PropertyListKeyLine {
     /// Finds `key` among the top-level dictionary's keys of an XML property list, following
     /// the nesting of `<dict>` and `<array>` so that a key of a nested dictionary is never taken
     /// for it, and passing over comments, processing instructions and CDATA sections.
-    static func locate(_ key: String, in data: Data) -> Location {
+    package static func locate(_ key: String, in data: Data) -> Location {
         let bytes = [UInt8](data)
         if bytes.starts(with: Array("bplist".utf8)) {
             return .binary
@@ -92,7 +92,7 @@ enum PropertyListKeyLine {
 
     /// The text of an XML element with its five named entities and character references
     /// replaced, as a property-list reader reads a key.
-    static func decodeEntities(_ text: String) -> String {
+    package static func decodeEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
         var result = ""
         var rest = Substring(text)

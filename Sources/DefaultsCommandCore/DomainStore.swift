@@ -18,15 +18,19 @@ import Darwin
 /// exactly where it is (a ``FileSuite`` moves such a file aside when it opens it). Changing is the
 /// file layer's locked edit of the file: the values as other processes left them, changed and
 /// written holding the suite's lock; running applications see it as another process's change.
-struct DomainStore {
+package struct DomainStore {
     /// Where named domains live: `$XDG_CONFIG_HOME` or `~/.config`, as Foundation on Linux.
-    var directory: URL = FileSuite.defaultDirectory
+    package var directory: URL = FileSuite.defaultDirectory
+
+    package init(directory: URL = FileSuite.defaultDirectory) {
+        self.directory = directory
+    }
 
     // MARK: Listing
 
     /// The names of the domains in the directory, sorted: every `<name>.plist` but hidden files
     /// (the global domain, locks, temporary files) and domains with no keys.
-    func domainNames() -> [String] {
+    package func domainNames() -> [String] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
         return
             entries
@@ -45,7 +49,7 @@ struct DomainStore {
 
     /// Every domain with its values, the global domain first when it has any, then by name;
     /// domains that could not be read are returned as failures.
-    func allDomains() -> [(domain: Domain, result: Result<[String: PropertyListValue], CommandFailure>)] {
+    package func allDomains() -> [(domain: Domain, result: Result<[String: PropertyListValue], CommandFailure>)] {
         let domains = [Domain.global] + domainNames().map(Domain.named)
         return domains.compactMap { domain in
             switch readResult(domain) {
@@ -65,7 +69,7 @@ struct DomainStore {
     ///
     /// - Throws: ``CommandFailure`` when the file exists but cannot be read or is not a
     ///   property-list dictionary; the file is left untouched.
-    func read(_ domain: Domain) throws(CommandFailure) -> [String: PropertyListValue]? {
+    package func read(_ domain: Domain) throws(CommandFailure) -> [String: PropertyListValue]? {
         let values: [String: PropertyListValue]?
         switch readResult(domain) {
         case .success(let read): values = read
@@ -78,7 +82,7 @@ struct DomainStore {
     }
 
     /// The values of `domain`, failing with macOS's message when it does not exist.
-    func readExisting(_ domain: Domain) throws(CommandFailure) -> [String: PropertyListValue] {
+    package func readExisting(_ domain: Domain) throws(CommandFailure) -> [String: PropertyListValue] {
         guard let values = try read(domain) else { throw .domainDoesNotExist(domain) }
         return values
     }
@@ -86,7 +90,7 @@ struct DomainStore {
     /// Whether `domain` exists: it has keys, or its file is there but damaged.
     ///
     /// - Throws: ``CommandFailure`` when the file cannot be read at all.
-    func exists(_ domain: Domain) throws(CommandFailure) -> Bool {
+    package func exists(_ domain: Domain) throws(CommandFailure) -> Bool {
         switch readResult(domain) {
         case .success(let values):
             guard let values else { return false }
@@ -98,11 +102,11 @@ struct DomainStore {
     }
 
     /// Why a domain's file could not be read.
-    struct ReadProblem: Error {
-        var failure: CommandFailure
+    package struct ReadProblem: Error {
+        package var failure: CommandFailure
         /// The file was read but is not a property-list dictionary (as opposed to a file that
         /// could not be read at all, or a directory).
-        var isDamaged: Bool
+        package var isDamaged: Bool
     }
 
     /// Reads `domain` through the file layer ``FileSuite`` stands on (the same bounds, retries and
@@ -132,7 +136,8 @@ struct DomainStore {
 
     /// Decodes a property list given to `import`: a dictionary, as a domain file holds. Unlike a
     /// domain file, empty input is refused, so that an empty pipe does not wipe a domain.
-    static func decodeDictionary(_ data: Data) -> Result<[String: PropertyListValue], SuiteFile.DecodingProblem> {
+    package static func decodeDictionary(_ data: Data) -> Result<[String: PropertyListValue], SuiteFile.DecodingProblem>
+    {
         guard !data.isEmpty else { return .failure(SuiteFile.DecodingProblem(description: "the input is empty")) }
         return SuiteFile.decode(data)
     }
@@ -154,7 +159,7 @@ struct DomainStore {
     /// - Throws: ``CommandFailure``, also when the edit writes a key the administrator enforces:
     ///   the whole edit is refused (``SuiteEdit/ManagedKeys/refuseWholeEdit``), naming the
     ///   managed file.
-    func change(
+    package func change(
         _ domain: Domain, replacingDamaged: Bool = false,
         _ edit: (inout DomainEdit) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
@@ -208,7 +213,7 @@ struct DomainStore {
     /// Removes `domain` (`defaults delete domain`): its file and lock file, leaving nothing behind
     /// (for a link, the file it points to is emptied and the link kept). A damaged file is first
     /// moved aside to a backup, reported on standard error.
-    func remove(_ domain: Domain) throws(CommandFailure) {
+    package func remove(_ domain: Domain) throws(CommandFailure) {
         let file = SuiteFile(url: domain.fileURL(in: directory))
         do {
             switch file.readMovingDamagedAside(holdingLock: false) {
@@ -228,7 +233,7 @@ struct DomainStore {
 
     /// A suite on `domain`'s file that `watch` observes: without launch arguments (the command's
     /// own arguments are not settings) and, for a named domain, with the administrator's layers.
-    func watchedSuite(_ domain: Domain) -> FileSuite {
+    package func watchedSuite(_ domain: Domain) -> FileSuite {
         if case .named(let name) = domain {
             return FileSuite(name: name, directory: directory, arguments: [])
         }
@@ -239,23 +244,23 @@ struct DomainStore {
 /// The changes a command makes to a domain: what it asks of the library's one function that
 /// changes a suite's domains (``SuiteEdit``), with the values as they would then be, for the
 /// command to look at as it goes.
-struct DomainEdit {
+package struct DomainEdit {
     /// The domain's values, with the changes so far made.
-    private(set) var values: [String: PropertyListValue]
+    package private(set) var values: [String: PropertyListValue]
     /// The changes so far, in order.
-    private(set) var edits: [SuiteEdit] = []
+    package private(set) var edits: [SuiteEdit] = []
     /// How many keys the changes name (a replacement names every key it writes).
-    private(set) var editedKeyCount = 0
+    package private(set) var editedKeyCount = 0
 
-    init(values: [String: PropertyListValue]) {
+    package init(values: [String: PropertyListValue]) {
         self.values = values
     }
 
-    mutating func set(_ value: PropertyListValue, forKey key: String) {
+    package mutating func set(_ value: PropertyListValue, forKey key: String) {
         write(value, forKey: key)
     }
 
-    mutating func remove(_ key: String) {
+    package mutating func remove(_ key: String) {
         write(nil, forKey: key)
     }
 
@@ -274,7 +279,7 @@ struct DomainEdit {
     /// Replaces every value of the domain with `newValues`: the library's `removeAll`, then its
     /// `setValues`, so that a value the user's file held under a key the administrator enforces
     /// may go, and no value may be written under one.
-    mutating func replaceAll(with newValues: [String: PropertyListValue]) {
+    package mutating func replaceAll(with newValues: [String: PropertyListValue]) {
         values = newValues
         editedKeyCount = newValues.count
         edits = [.removeAll, .setValues(newValues.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })]
@@ -283,7 +288,7 @@ struct DomainEdit {
     /// Moves the value of `formerName` to `key`, where `key` holds none: a migration's move,
     /// which the administrator's rule does not stop (a program's migration moves the user's
     /// value beneath what is enforced, too).
-    mutating func move(_ formerName: String, to key: String) {
+    package mutating func move(_ formerName: String, to key: String) {
         guard let value = values[formerName], values[key] == nil else { return }
         values[formerName] = nil
         values[key] = value

@@ -1,8 +1,9 @@
 import DefaultsPropertyList
+import DefaultsSchema
 import Foundation
 
 /// What `defaults write domain key …` does to the key.
-enum WriteValue {
+package enum WriteValue {
     /// Sets the key to the value.
     case set(PropertyListValue)
     /// `-array-add`: appends the elements to the array stored under the key (or creates it).
@@ -14,14 +15,14 @@ enum WriteValue {
 /// Reads the values of `defaults write` from its arguments: the type flags (`-string`, `-data`,
 /// `-int`/`-integer`, `-float`, `-bool`/`-boolean`, `-date`, `-array`, `-array-add`, `-dict`,
 /// `-dict-add`) and bare values in property-list syntax.
-enum ValueParsing {
+package enum ValueParsing {
     /// The flags that type the single value after them.
-    static let scalarFlags: Set<String> = [
+    package static let scalarFlags: Set<String> = [
         "-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date",
     ]
 
     /// The value given by `words`, everything after the key.
-    static func writeValue(_ words: [String]) throws(CommandFailure) -> WriteValue {
+    package static func writeValue(_ words: [String]) throws(CommandFailure) -> WriteValue {
         guard let first = words.first else {
             throw CommandFailure.usage("Missing value", "defaults write <domain> <key> <value>")
         }
@@ -49,7 +50,7 @@ enum ValueParsing {
     }
 
     /// The elements of `-array` and `-array-add`: each a bare value or a typed one (`-int 5`).
-    static func elements(_ words: [String]) throws(CommandFailure) -> [PropertyListValue] {
+    package static func elements(_ words: [String]) throws(CommandFailure) -> [PropertyListValue] {
         var result: [PropertyListValue] = []
         var index = 0
         while index < words.count {
@@ -59,7 +60,7 @@ enum ValueParsing {
     }
 
     /// The entries of `-dict` and `-dict-add`: keys, each followed by a bare or typed value.
-    static func entries(_ words: [String]) throws(CommandFailure) -> [String: PropertyListValue] {
+    package static func entries(_ words: [String]) throws(CommandFailure) -> [String: PropertyListValue] {
         var result: [String: PropertyListValue] = [:]
         var index = 0
         while index < words.count {
@@ -75,7 +76,7 @@ enum ValueParsing {
     }
 
     /// One value starting at `words[index]`, typed by a flag or bare; moves `index` past it.
-    static func element(_ words: [String], at index: inout Int) throws(CommandFailure) -> PropertyListValue {
+    package static func element(_ words: [String], at index: inout Int) throws(CommandFailure) -> PropertyListValue {
         let word = words[index]
         index += 1
         guard scalarFlags.contains(word) else {
@@ -91,12 +92,12 @@ enum ValueParsing {
     }
 
     /// The flags that type a whole collection; they come right after the key.
-    static let collectionFlags: Set<String> = ["-array", "-array-add", "-dict", "-dict-add"]
+    package static let collectionFlags: Set<String> = ["-array", "-array-add", "-dict", "-dict-add"]
 
     /// Refuses a word shaped like a type flag (`-interger`) that is none, rather than storing it as
     /// a string: a mistyped flag would otherwise write the wrong value. `-string -word` stores
     /// such a word.
-    static func rejectMistypedFlag(_ word: String) throws(CommandFailure) {
+    package static func rejectMistypedFlag(_ word: String) throws(CommandFailure) {
         let name = word.dropFirst()
         guard word.hasPrefix("-"), let first = name.first, first.isASCII, first.isLetter,
             name.allSatisfy({ $0 == "-" || ($0.isASCII && $0.isLetter) })
@@ -114,7 +115,7 @@ enum ValueParsing {
     }
 
     /// The known flag closest to a mistyped one, when it is close enough to be what was meant.
-    static func closestFlag(to word: String) -> String? {
+    package static func closestFlag(to word: String) -> String? {
         let candidates = scalarFlags.union(collectionFlags).sorted()
         let scored = candidates.map { (flag: $0, distance: editDistance(Array(word.utf8), Array($0.utf8))) }
         guard let best = scored.min(by: { $0.distance < $1.distance }), best.distance <= max(2, word.count / 3) else {
@@ -137,7 +138,7 @@ enum ValueParsing {
     }
 
     /// The value of a type flag: `-int 5`, `-bool yes`, `-data 0a1b`, …
-    static func typedValue(flag: String, _ text: String) throws(CommandFailure) -> PropertyListValue {
+    package static func typedValue(flag: String, _ text: String) throws(CommandFailure) -> PropertyListValue {
         switch flag {
         case "-string":
             return .string(text)
@@ -176,11 +177,29 @@ enum ValueParsing {
         CommandFailure("Could not parse: \(text).  The value of \(flag) must be \(expected).")
     }
 
+    /// The value `text` stands for as a value of `type`: `14` as an integer for an integer,
+    /// `yes` as a boolean for a boolean, any text as a string for a string, hexadecimal bytes for
+    /// data; collections, and values of no known type, take property-list syntax
+    /// (``bareValue(_:)``), which is not checked to be of `type`.
+    package static func value(_ text: String, as type: StoredType?) throws(CommandFailure) -> PropertyListValue {
+        let flag: String
+        switch type {
+        case .string: return .string(text)
+        case .integer: flag = "-int"
+        case .real: flag = "-float"
+        case .boolean: flag = "-bool"
+        case .date: flag = "-date"
+        case .data: flag = "-data"
+        case .array, .dictionary, nil: return try bareValue(text)
+        }
+        return try typedValue(flag: flag, text)
+    }
+
     /// A value in property-list syntax: old-style text (`(1, 2)`, `{ a = 1; }`, `"a b"`, a bare
     /// word, which is a string) or an XML fragment (`<integer>5</integer>`). Text that is not
     /// property-list syntax and does not start like a structure is taken as a string, as macOS
     /// takes `defaults write domain key 'hello world'`.
-    static func bareValue(_ text: String) throws(CommandFailure) -> PropertyListValue {
+    package static func bareValue(_ text: String) throws(CommandFailure) -> PropertyListValue {
         do {
             return try PropertyList.parseTextValue(text)
         } catch {
@@ -193,7 +212,7 @@ enum ValueParsing {
     }
 
     /// A whole domain in property-list syntax: `defaults write domain '{ key = value; }'`.
-    static func domainValues(_ text: String) throws(CommandFailure) -> [String: PropertyListValue] {
+    package static func domainValues(_ text: String) throws(CommandFailure) -> [String: PropertyListValue] {
         let value: PropertyListValue
         do {
             value = try PropertyList.parseTextValue(text)
@@ -207,7 +226,7 @@ enum ValueParsing {
     }
 
     /// Hexadecimal bytes, with optional `<…>` around them, `0x` before them and spaces between.
-    static func hexData(_ text: String) -> Data? {
+    package static func hexData(_ text: String) -> Data? {
         var digits = Substring(text.filter { !$0.isWhitespace })
         if digits.hasPrefix("<"), digits.hasSuffix(">") {
             digits = digits.dropFirst().dropLast()
@@ -231,7 +250,7 @@ enum ValueParsing {
     /// A date as `defaults read` prints one (`2024-05-06 07:08:09 +0000`), in ISO 8601
     /// (`2024-05-06T07:08:09Z`, with an offset or fractional seconds), or without a time zone
     /// (`2024-05-06 07:08:09`, `2024-05-06`), then in the local time zone.
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let iso = ISO8601DateFormatter()
         if let date = iso.date(from: trimmed) { return date }

@@ -20,21 +20,21 @@ import Synchronization
 ///
 /// Only named domains have schemas: the global domain and files given by path have none, and a
 /// domain with none is handled exactly as without this catalog.
-enum SchemaCatalog {
+package enum SchemaCatalog {
     /// The largest schema read: a domain of 100,000 described keys fits many times over.
-    static let sizeLimit = 16 << 20
+    package static let sizeLimit = 16 << 20
 
     /// A domain's schema and the file it came from.
-    struct Found {
-        var schema: DomainSchema
-        var file: URL
+    package struct Found {
+        package var schema: DomainSchema
+        package var file: URL
     }
 
     /// The schema of `domain`, or `nil` when it has none.
     ///
     /// - Throws: ``CommandFailure`` when the first schema file found and trusted cannot be read,
     ///   is not a schema, is of a newer format, or names another domain.
-    static func schema(of domain: Domain) throws(CommandFailure) -> Found? {
+    package static func schema(of domain: Domain) throws(CommandFailure) -> Found? {
         guard case .named(let name) = domain, let fileName = SchemaLocations.fileName(forDomain: name) else {
             return nil
         }
@@ -61,9 +61,9 @@ enum SchemaCatalog {
 
     /// A schema directory and whose files it trusts.
     private struct Place {
-        var directory: URL
+        package var directory: URL
         /// The directory of `$XDG_DATA_DIRS` it is under; `nil` for the user's (`$XDG_DATA_HOME`).
-        var systemBase: URL?
+        package var systemBase: URL?
     }
 
     /// The schema directories in the order they are searched: the user's, then the system's.
@@ -128,7 +128,7 @@ enum SchemaCatalog {
     }
 
     /// The schema of `domain`, failing when it has none.
-    static func require(_ domain: Domain) throws(CommandFailure) -> Found {
+    package static func require(_ domain: Domain) throws(CommandFailure) -> Found {
         guard let found = try schema(of: domain) else {
             let searched = SchemaLocations.searchDirectories().map(\.path).joined(separator: ", ")
             let fileName = SchemaLocations.fileName(forDomain: domain.displayName)
@@ -147,7 +147,7 @@ enum SchemaCatalog {
 
     /// The key `key` of `domain`'s schema, failing when the domain has no schema or the schema no
     /// such key.
-    static func requireKey(_ key: String, of domain: Domain) throws(CommandFailure) -> (KeySchema, Found) {
+    package static func requireKey(_ key: String, of domain: Domain) throws(CommandFailure) -> (KeySchema, Found) {
         let found = try require(domain)
         guard let keySchema = found.schema.key(named: key) else {
             throw CommandFailure("The schema of \(domain.displayName) (\(found.file.path)) has no key \(key)")
@@ -173,21 +173,10 @@ enum SchemaCatalog {
 
 extension KeySchema {
     /// The value `text` stands for when written without a type flag to this key: read as the
-    /// key's type (`14` as an integer for an integer key, `yes` as a boolean for a boolean key,
-    /// any text as a string for a string key); collections and keys of unknown type take
-    /// property-list syntax. `nil` when the text is not a value of the key's type.
-    func parseUntyped(_ text: String) -> PropertyListValue? {
-        let flag: String
-        switch type {
-        case .string: return .string(text)
-        case .integer: flag = "-int"
-        case .real: flag = "-float"
-        case .boolean: flag = "-bool"
-        case .date: flag = "-date"
-        case .data: flag = "-data"
-        case .array, .dictionary, nil: return try? ValueParsing.bareValue(text)
-        }
-        return try? ValueParsing.typedValue(flag: flag, text)
+    /// key's type (``ValueParsing/value(_:as:)``). `nil` when the text is not a value of the
+    /// key's type.
+    package func parseUntyped(_ text: String) -> PropertyListValue? {
+        try? ValueParsing.value(text, as: type)
     }
 
     /// Refuses `value` for this key when it does not fit the key's type or allowed values, with a
@@ -195,7 +184,7 @@ extension KeySchema {
     /// values that contradict the key's type or themselves are not held against it (a warning
     /// says so), as ``KeySchema/problem(with:)`` judges. An integer written to a float key is
     /// stored as a float, as the key reads it.
-    func checked(_ value: PropertyListValue, in domain: Domain, schemaFile: URL) throws(CommandFailure)
+    package func checked(_ value: PropertyListValue, in domain: Domain, schemaFile: URL) throws(CommandFailure)
         -> PropertyListValue
     {
         var value = value

@@ -9,49 +9,49 @@ import Foundation
 /// another machine): a ``Line`` escapes what is interpolated into it, to a terminal or a pipe; a
 /// value printed on its own (``printValue(_:)``, ``writeValue(_:)``) is escaped only for a
 /// terminal, so that a script reads its bytes; JSON escapes per JSON; errors are escaped always.
-enum Output {
+package enum Output {
     /// A line of output: its literal text is the command's own, and every value interpolated into
     /// it is text from outside, escaped as one line (`\(description)`), or a value's old-style text
     /// (`\(value: value)`) with a collection's layout kept.
-    struct Line: ExpressibleByStringInterpolation {
-        fileprivate(set) var text: String
+    package struct Line: ExpressibleByStringInterpolation {
+        package fileprivate(set) var text: String
 
-        init(stringLiteral text: String) {
+        package init(stringLiteral text: String) {
             self.text = text
         }
 
-        init(stringInterpolation: StringInterpolation) {
+        package init(stringInterpolation: StringInterpolation) {
             text = stringInterpolation.text
         }
 
-        static func += (line: inout Line, other: Line) {
+        package static func += (line: inout Line, other: Line) {
             line.text += other.text
         }
 
-        struct StringInterpolation: StringInterpolationProtocol {
+        package struct StringInterpolation: StringInterpolationProtocol {
             fileprivate var text = ""
 
-            init(literalCapacity: Int, interpolationCount: Int) {
+            package init(literalCapacity: Int, interpolationCount: Int) {
                 text.reserveCapacity(literalCapacity + 16 * interpolationCount)
             }
 
-            mutating func appendLiteral(_ literal: String) {
+            package mutating func appendLiteral(_ literal: String) {
                 text += literal
             }
 
             /// Text from outside (a name, a description, a path, a number), escaped as one line.
-            mutating func appendInterpolation(_ outside: some CustomStringConvertible) {
+            package mutating func appendInterpolation(_ outside: some CustomStringConvertible) {
                 text += TerminalText.escaped(outside.description)
             }
 
             /// A line already made, as it is.
-            mutating func appendInterpolation(_ line: Line) {
+            package mutating func appendInterpolation(_ line: Line) {
                 text += line.text
             }
 
             /// `value` as old-style text (``Output/text(_:)``): a collection laid out over lines
             /// as `read` prints it (its strings are quoted and escaped), a string as one line.
-            mutating func appendInterpolation(value: PropertyListValue) {
+            package mutating func appendInterpolation(value: PropertyListValue) {
                 switch value {
                 case .array, .dictionary: text += TerminalText.escaped(Output.text(value), layout: .lines)
                 default: text += TerminalText.escaped(Output.text(value))
@@ -61,24 +61,24 @@ enum Output {
     }
 
     /// Writes `line` and a newline to standard output.
-    static func print(_ line: Line) {
+    package static func print(_ line: Line) {
         FileHandle.standardOutput.write(Data((line.text + "\n").utf8))
     }
 
     /// Writes JSON text and a newline to standard output, with the controls JSON lets a string
     /// hold as they are written as `\uXXXX` escapes.
-    static func printJSON(_ json: String) {
+    package static func printJSON(_ json: String) {
         FileHandle.standardOutput.write(Data((TerminalText.jsonEscaped(json) + "\n").utf8))
     }
 
     /// Writes JSON as ``printJSON(_:)`` does, from its UTF-8 bytes.
-    static func printJSON(_ json: Data) {
+    package static func printJSON(_ json: Data) {
         printJSON(String(decoding: json, as: UTF8.self))
     }
 
     /// Writes a value's own bytes to standard output (an exported property list): as they are to
     /// a pipe or a file, escaped with their lines kept to a terminal.
-    static func writeValue(_ data: Data) {
+    package static func writeValue(_ data: Data) {
         guard TerminalText.standardOutputIsTerminal else {
             FileHandle.standardOutput.write(data)
             return
@@ -91,7 +91,7 @@ enum Output {
     /// Writes the old-style text of `value` (see ``text(_:)``) and a newline to standard output,
     /// in pieces as it is made: a large domain's text is never held whole. A string is written as
     /// it is to a pipe or a file, for scripts, and escaped with its lines kept to a terminal.
-    static func printValue(_ value: Any) {
+    package static func printValue(_ value: Any) {
         let isTerminal = TerminalText.standardOutputIsTerminal
         PropertyList.writeOpenStepDescription(value) { bytes in
             // A collection's text is ASCII (the writer escapes its strings), so a piece never
@@ -104,10 +104,12 @@ enum Output {
 
     /// Lines collected and written in pieces of about 64 KB, so that a listing of many lines
     /// costs a few writes rather than one a line. ``flush()`` writes the rest.
-    struct BufferedLines {
+    package struct BufferedLines {
         private var text = ""
 
-        mutating func print(_ line: Line) {
+        package init() {}
+
+        package mutating func print(_ line: Line) {
             text += line.text
             text += "\n"
             if text.utf8.count >= 1 << 16 {
@@ -115,7 +117,7 @@ enum Output {
             }
         }
 
-        mutating func flush() {
+        package mutating func flush() {
             guard !text.isEmpty else { return }
             FileHandle.standardOutput.write(Data(text.utf8))
             text = ""
@@ -124,12 +126,12 @@ enum Output {
 
     /// Writes `message` and a newline to standard error, escaped always as one line (standard
     /// error is usually a terminal, and a message may quote what a file holds).
-    static func printError(_ message: String) {
+    package static func printError(_ message: String) {
         FileHandle.standardError.write(Data((TerminalText.escaped(message) + "\n").utf8))
     }
 
     /// Writes `failure`'s message, then each of its own following lines, to standard error.
-    static func printError(_ failure: CommandFailure) {
+    package static func printError(_ failure: CommandFailure) {
         printError(failure.message)
         for line in failure.followingLines {
             printError(line)
@@ -140,13 +142,13 @@ enum Output {
 
     /// Old-style text, as macOS `defaults read` prints: `{ key = value; }` laid out over lines,
     /// a top-level string, number or date without quotes.
-    static func text(_ value: Any) -> String {
+    package static func text(_ value: Any) -> String {
         PropertyList.openStepDescription(value)
     }
 
     /// `key = value;` on one line, quoted as in `defaults read`'s output: the entry's lines
     /// joined, with whitespace outside quoted strings folded into single spaces.
-    static func entryLine(key: String, value: Any) -> String {
+    package static func entryLine(key: String, value: Any) -> String {
         let description = PropertyList.openStepDescription([key: value])
         // `{\n    key = value;\n}`: the entry is between the braces.
         let inner = description.dropFirst().dropLast()
@@ -154,7 +156,7 @@ enum Output {
     }
 
     /// `key` quoted as `defaults read` quotes it, when it needs quotes.
-    static func quotedKey(_ key: String) -> String {
+    package static func quotedKey(_ key: String) -> String {
         PropertyList.openStepQuoted(key)
     }
 
@@ -197,7 +199,7 @@ enum Output {
 
     /// `value` as JSON: dictionaries with sorted keys, dates as ISO 8601 strings in UTC, data as
     /// base64 strings, non-finite reals as the strings `nan`, `+infinity`, `-infinity`.
-    static func json(_ value: PropertyListValue, pretty: Bool = true) -> String {
+    package static func json(_ value: PropertyListValue, pretty: Bool = true) -> String {
         var writer = JSONWriter(pretty: pretty)
         writer.write(value, level: 0)
         return writer.text
@@ -205,7 +207,7 @@ enum Output {
 
     /// A value held as `Any` (a suite's object) as JSON; one with no property-list form as a
     /// string of its description.
-    static func json(_ object: Any, pretty: Bool = true) -> String {
+    package static func json(_ object: Any, pretty: Bool = true) -> String {
         json((try? PropertyListValue(object)) ?? .string("\(object)"), pretty: pretty)
     }
 }
@@ -213,14 +215,14 @@ enum Output {
 /// A small JSON writer with a fixed layout (sorted keys, two-space indentation), so output is the
 /// same on every platform and for every run.
 private struct JSONWriter {
-    let pretty: Bool
-    var text = ""
+    package let pretty: Bool
+    package var text = ""
 
-    init(pretty: Bool) {
+    package init(pretty: Bool) {
         self.pretty = pretty
     }
 
-    mutating func write(_ value: PropertyListValue, level: Int) {
+    package mutating func write(_ value: PropertyListValue, level: Int) {
         switch value {
         case .string(let string):
             writeString(string)

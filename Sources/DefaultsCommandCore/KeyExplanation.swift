@@ -23,67 +23,67 @@ import Foundation
 ///   "problems": []
 /// }
 /// ```
-struct KeyExplanation: Codable, Equatable {
+package struct KeyExplanation: Codable, Equatable {
     /// The domain as named on the command line (`NSGlobalDomain` for the global domain).
-    var domain: String
-    var key: String
+    package var domain: String
+    package var key: String
     /// The schema file; absent when the domain has none (then there is no default layer and
     /// no value is checked).
-    var schema: String?
+    package var schema: String?
     /// The schema's stored type of the key (`integer`, `float`, `string`…), when it tells one.
-    var type: String?
+    package var type: String?
     /// The schema's Swift type of the key.
-    var swiftType: String?
+    package var swiftType: String?
     /// Every layer holding the key, the lowest precedence first: `default`, the `vendor` files
     /// (the last directory of `XDG_CONFIG_DIRS` first), `user`, the `managed` files (likewise).
-    var layers: [Layer]
+    package var layers: [Layer]
     /// Whether a write of the key would be read.
-    var writable: Bool
+    package var writable: Bool
     /// Why not, when ``writable`` is false.
-    var notWritableBecause: String?
+    package var notWritableBecause: String?
     /// Administrator files that were ignored (unreadable, not trusted), with the reason.
-    var problems: [String]
+    package var problems: [String]
 
-    struct Layer: Codable, Equatable {
+    package struct Layer: Codable, Equatable {
         /// `default`, `vendor`, `user` or `managed`.
-        var layer: String
+        package var layer: String
         /// The file: the schema for `default`, the property-list file for the others.
-        var file: String?
+        package var file: String?
         /// The 1-based line of the key in an XML property list; absent when it is not known.
-        var line: Int?
+        package var line: Int?
         /// Whether the file is a binary property list, which has no lines.
-        var binary: Bool?
+        package var binary: Bool?
         /// The value, written as a schema writes values (`{"integer": 12}`); absent for a
         /// default computed when read.
-        var value: SchemaValue?
+        package var value: SchemaValue?
         /// The value as `defaults read` prints it.
-        var text: String
+        package var text: String
         /// Whether this is the value a program reads.
-        var isRead: Bool
+        package var isRead: Bool
         /// Why a read passes over this layer (`expected integer, found string`; for the default,
         /// that it does not fit its own key: the schema contradicts itself, and a program reads the
         /// default compiled into it); absent when it does not.
-        var ignored: String?
+        package var ignored: String?
         /// How the value disagrees with the schema without being passed over (outside the
         /// allowed values), absent when it does not.
-        var problem: String?
+        package var problem: String?
         /// For the `user` layer of a synced key: what the suite's sync journal records.
-        var sync: Sync?
+        package var sync: Sync?
     }
 
     /// What a suite's sync journal (`.defaults-sync/<domain>.plist` beside the user's file)
     /// records of the key.
-    struct Sync: Codable, Equatable {
+    package struct Sync: Codable, Equatable {
         /// When the recorded version was written, ISO 8601; absent when unknown.
-        var writtenAt: String?
+        package var writtenAt: String?
         /// The identifier of the writing process's clock (the journal does not name machines).
-        var writer: String
+        package var writer: String
         /// Whether it is a change of this machine pushed at a syncing program's next push.
-        var pending: Bool
+        package var pending: Bool
         /// Why a change of this machine not on the store is not pushed now (the store refused
         /// it, or the administrator manages the key); absent otherwise.
-        var setAside: String?
+        package var setAside: String?
         /// Whether the recorded version is the value the user's file holds.
-        var matchesValue: Bool
+        package var matchesValue: Bool
     }
 }

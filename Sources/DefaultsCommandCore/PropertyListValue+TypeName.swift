@@ -3,7 +3,7 @@ import DefaultsPropertyList
 extension PropertyListValue {
     /// The type name `defaults read-type` prints: `string`, `integer`, `float`, `boolean`,
     /// `date`, `data`, `array`, `dictionary`.
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .string: "string"
         case .integer, .unsignedInteger: "integer"

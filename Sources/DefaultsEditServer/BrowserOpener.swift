@@ -1,0 +1,54 @@
+import DefaultsCommandCore
+import Foundation
+
+/// Opens the editor's address in the person's browser without putting its secret on a command
+/// line, where every local user could read it (`ps`): `xdg-open` is given a file, readable by the
+/// owner only, that sends the browser on to the address, as Jupyter does.
+struct BrowserOpener {
+    let address: String
+    private let directory: URL
+
+    init(address: String) {
+        self.address = address
+        let base =
+            ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory
+        directory = base.appendingPathComponent("defaults-edit-\(getpid())-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    /// The file that sends the browser on.
+    var file: URL { directory.appendingPathComponent("open.html") }
+
+    func open() throws {
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let page = """
+            <!DOCTYPE html>
+            <meta charset="utf-8">
+            <meta name="referrer" content="no-referrer">
+            <meta http-equiv="refresh" content="0;url=\(address)">
+            <title>Opening the settings editor</title>
+            <p><a href="\(address)">Open the settings editor</a></p>
+            """
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data(page.utf8), attributes: [.posixPermissions: 0o600])
+        else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["xdg-open", file.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            Output.printError("Could not run xdg-open (\(error)); open the address above in a browser")
+        }
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

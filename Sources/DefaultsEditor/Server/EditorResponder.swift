@@ -1,0 +1,126 @@
+import DefaultsCommandCore
+import Foundation
+
+/// A response of the editor, before it is written to a connection.
+package struct EditorResponse: Sendable {
+    package var status: Int
+    package var contentType: String
+    package var body: Data
+    /// Where a redirect sends the browser.
+    package var location: String?
+
+    package init(status: Int = 200, contentType: String, body: Data) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+    }
+
+    package static func json(_ value: some Encodable, status: Int = 200) -> EditorResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let body = (try? encoder.encode(value)) ?? Data(#"{"error":"The answer could not be encoded"}"#.utf8)
+        return EditorResponse(status: status, contentType: "application/json; charset=utf-8", body: body)
+    }
+
+    package static func failure(_ failure: EditorFailure, entry: EditorEntry? = nil) -> EditorResponse {
+        json(FailureBody(error: failure.message, entry: entry), status: failure.status)
+    }
+
+    private struct FailureBody: Encodable {
+        var error: String
+        var entry: EditorEntry?
+    }
+}
+
+/// Answers the requests the gate let through (``RequestGate``), except the event stream, which
+/// the server keeps open: the page, the domain, an explanation, a write, a reset. Nothing here
+/// knows of connections: a test asks it directly.
+package struct EditorResponder: Sendable {
+    package let domain: EditedDomain
+
+    package init(domain: EditedDomain) {
+        self.domain = domain
+    }
+
+    package struct WriteRequest: Codable, Sendable {
+        package var key: String
+        package var text: String
+        /// For a key the schema does not declare: the type to store (`integer`, `float`, …).
+        package var type: String?
+        package var expected: String?
+        package var force: Bool?
+    }
+
+    package struct ResetRequest: Codable, Sendable {
+        package var key: String?
+        package var all: Bool?
+    }
+
+    private struct EntryBody: Encodable {
+        var entry: EditorEntry?
+    }
+
+    private struct DomainBody: Encodable {
+        var domain: EditedDomain.Snapshot
+    }
+
+    package func respond(to route: RequestGate.Route, query: String, body: Data) -> EditorResponse {
+        do throws(EditorFailure) {
+            switch route {
+            case .page:
+                return EditorResponse(contentType: "text/html; charset=utf-8", body: Data(EditorPage.html.utf8))
+            case .script:
+                return EditorResponse(
+                    contentType: "text/javascript; charset=utf-8", body: Data(EditorPage.javascript.utf8))
+            case .style:
+                return EditorResponse(contentType: "text/css; charset=utf-8", body: Data(EditorPage.css.utf8))
+            case .domain:
+                return .json(try domain.snapshot())
+            case .explain:
+                guard let key = Self.parameter("key", in: query) else { throw .badRequest("Which key? ?key=NAME") }
+                return .json(try domain.explanation(of: key))
+            case .events:
+                throw .badRequest("The event stream is served by the server")
+            case .write:
+                let request = try Self.decode(WriteRequest.self, from: body)
+                do throws(EditorFailure) {
+                    let entry = try domain.write(
+                        request.key, text: request.text, type: request.type, expected: request.expected,
+                        force: request.force ?? false)
+                    return .json(EntryBody(entry: entry))
+                } catch  where error.status == 409 {
+                    return .failure(error, entry: try? domain.entry(request.key))
+                }
+            case .reset:
+                let request = try Self.decode(ResetRequest.self, from: body)
+                if request.all == true {
+                    return .json(DomainBody(domain: try domain.resetAll()))
+                }
+                guard let key = request.key else { throw .badRequest("Reset which key? {\"key\": NAME}") }
+                return .json(EntryBody(entry: try domain.reset(key)))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func decode<Request: Decodable>(_ type: Request.Type, from body: Data) throws(EditorFailure)
+        -> Request
+    {
+        do {
+            return try JSONDecoder().decode(type, from: body)
+        } catch {
+            throw .badRequest("The request is not the JSON the page sends")
+        }
+    }
+
+    /// The value of `name` in a query (`key=font%20size`), percent-decoded.
+    private static func parameter(_ name: String, in query: String) -> String? {
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { continue }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return nil
+    }
+}

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Drives the settings editor's page (`defaults edit`) in headless Chromium, for the Swift tests.
+
+    editor-driver.py            reads one JSON command a line on standard input, answers each
+                                with one JSON line on standard output, until `quit` or the end
+    editor-driver.py --check    exits 0 when Chromium, chromedriver and Selenium are all here
+
+The tests say what to do and assert what they are told; this script asserts nothing. Commands
+(each answer also has "ok": true, or "ok": false and "error"):
+
+    {"do": "open", "url": U}                  -> {"ms": navigation to every key shown, "rows": N}
+    {"do": "row", "key": K}                   -> the row as a person sees it (see row_state)
+    {"do": "set", "key": K, "text": T}        puts T in the key's control and applies it
+    {"do": "reset", "key": K}                 presses the key's reset button
+    {"do": "overwrite", "key": K}             answers "Overwrite" to the changed-elsewhere question
+    {"do": "search", "text": T}               -> {"shown": [keys shown], "count": text of the count}
+    {"do": "only-modified", "on": bool}       -> {"shown": [...]}
+    {"do": "wait-value", "key": K, "value": V, "timeout": S}
+                                              -> {"ms": until the row shows V}
+    {"do": "screenshot", "path": P}
+    {"do": "console"}                         -> {"errors": the page's console errors (CSP ones too)}
+    {"do": "quit"}
+"""
+
+import json
+import shutil
+import sys
+import time
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def available():
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return False
+    return bool(shutil.which("chromium") and shutil.which("chromedriver"))
+
+
+def start():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,900", "--no-first-run", "--disable-extensions"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(DRIVER), options=options)
+
+
+def row_element(browser, key):
+    # One round trip, whatever the number of keys.
+    return browser.execute_script(
+        "return [...document.querySelectorAll('[data-key]')].find((e) => e.dataset.key === arguments[0]) || null;",
+        key)
+
+
+def text_of(row, selector):
+    from selenium.webdriver.common.by import By
+    found = row.find_elements(By.CSS_SELECTOR, selector)
+    return found[0].text if found and found[0].is_displayed() else None
+
+
+def row_state(browser, key):
+    from selenium.webdriver.common.by import By
+    row = row_element(browser, key)
+    if row is None:
+        return {"exists": False}
+    controls = row.find_elements(By.CSS_SELECTOR, ".value-control")
+    control = controls[0] if controls else None
+    return {
+        "exists": True,
+        "shown": row.is_displayed(),
+        "value": text_of(row, ".current-value"),
+        "source": text_of(row, ".source"),
+        "error": text_of(row, ".error") or None,
+        "managed": text_of(row, ".managed"),
+        "conflict": bool(row.find_elements(By.CSS_SELECTOR, ".overwrite")),
+        "controlEnabled": bool(control is not None and control.is_enabled()
+                               and control.get_attribute("readonly") is None),
+        "controlValue": control.get_attribute("value") if control is not None else None,
+    }
+
+
+def wait(condition, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError("the page did not get there in %.0f s" % timeout)
+        time.sleep(0.005)
+
+
+def settle(browser, key):
+    """Waits for the row's request to be answered (the page marks the row busy meanwhile)."""
+    wait(lambda: (row_element(browser, key) is None
+                  or row_element(browser, key).get_attribute("aria-busy") != "true"))
+
+
+def shown_keys(browser):
+    return browser.execute_script(
+        "return [...document.querySelectorAll('[data-key]')]"
+        ".filter((e) => e.offsetParent !== null).map((e) => e.dataset.key);")
+
+
+def handle(browser, command):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    action = command["do"]
+    if action == "open":
+        started = time.monotonic()
+        browser.get(command["url"])
+        wait(lambda: browser.execute_script("return document.body.dataset.ready") in ("true", "error"))
+        elapsed = (time.monotonic() - started) * 1000
+        # The page's own measure: from the start of navigation to every key shown.
+        ready = browser.execute_script(
+            "const n = performance.getEntriesByType('navigation')[0];"
+            "const m = performance.getEntriesByName('keys-shown')[0];"
+            "return m ? m.startTime : null;")
+        return {"ms": ready if ready is not None else elapsed,
+                "ready": browser.execute_script("return document.body.dataset.ready"),
+                "rows": len(browser.find_elements(By.CSS_SELECTOR, "[data-key]"))}
+    if action == "row":
+        return row_state(browser, command["key"])
+    if action == "set":
+        key = command["key"]
+        row = row_element(browser, key)
+        control = row.find_element(By.CSS_SELECTOR, ".value-control")
+        kind = control.get_attribute("type")
+        if control.tag_name == "select":
+            Select(control).select_by_value(command["text"])
+        elif kind == "checkbox":
+            if control.is_selected() != (command["text"] == "true"):
+                control.click()
+        else:
+            control.send_keys(Keys.CONTROL, "a")
+            control.send_keys(Keys.DELETE)
+            control.send_keys(command["text"])
+            row.find_element(By.CSS_SELECTOR, ".set").click()
+        settle(browser, key)
+        return row_state(browser, key)
+    if action in ("reset", "overwrite"):
+        key = command["key"]
+        row_element(browser, key).find_element(By.CSS_SELECTOR, "." + action).click()
+        settle(browser, key)
+        time.sleep(0.05)
+        return row_state(browser, key)
+    if action == "search":
+        box = browser.find_element(By.ID, "search")
+        # Typed as a person types, so that the page hears each change (clear() sends no input event).
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.DELETE)
+        if command["text"]:
+            box.send_keys(command["text"])
+        time.sleep(0.2)
+        return {"shown": shown_keys(browser), "count": browser.find_element(By.ID, "shown-count").text}
+    if action == "only-modified":
+        box = browser.find_element(By.ID, "only-modified")
+        if box.is_selected() != command["on"]:
+            box.click()
+        time.sleep(0.2)
+        return {"shown": shown_keys(browser)}
+    if action == "wait-value":
+        started = time.monotonic()
+        wait(lambda: (row_state(browser, command["key"]).get("value") == command["value"]),
+             command.get("timeout", 30))
+        return {"ms": (time.monotonic() - started) * 1000}
+    if action == "screenshot":
+        browser.save_screenshot(command["path"])
+        return {}
+    if action == "console":
+        entries = browser.get_log("browser")
+        return {"errors": [entry["message"] for entry in entries if entry.get("level") == "SEVERE"]}
+    raise ValueError("unknown command %r" % action)
+
+
+def main():
+    if "--check" in sys.argv:
+        sys.exit(0 if available() else 1)
+    browser = start()
+    try:
+        for line in sys.stdin:
+            command = json.loads(line)
+            if command.get("do") == "quit":
+                break
+            try:
+                answer = handle(browser, command)
+                answer["ok"] = True
+            except Exception as error:  # every failure is told to the test, which reports it
+                answer = {"ok": False, "error": "%s: %s" % (type(error).__name__, error)}
+            print(json.dumps(answer), flush=True)
+    finally:
+        browser.quit()
+
+
+if __name__ == "__main__":
+    main()
