@@ -52,6 +52,11 @@ let package = Package(
                 .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
             ]
         ),
+        // P18: `defaults edit`'s page in headless Chromium (the server built from this package).
+        .executableTarget(
+            name: "EditorLatency",
+            dependencies: [.product(name: "Defaults", package: "swift-defaults")]
+        ),
         .executableTarget(
             name: "RatioReport",
             dependencies: ["BenchmarkFixtures", .product(name: "Defaults", package: "swift-defaults")]

@@ -4,7 +4,7 @@ import Foundation
 /// Opens the editor's address in the person's browser without putting its secret on a command
 /// line, where every local user could read it (`ps`): `xdg-open` is given a file, readable by the
 /// owner only, that sends the browser on to the address, as Jupyter does.
-struct BrowserOpener {
+struct BrowserOpener: Sendable {
     let address: String
     private let directory: URL
 
@@ -19,7 +19,20 @@ struct BrowserOpener {
     /// The file that sends the browser on.
     var file: URL { directory.appendingPathComponent("open.html") }
 
-    func open() throws {
+    /// How long the file that sends the browser on is kept: the browser has read it long before.
+    static let fileLifetime = DispatchTimeInterval.seconds(30)
+
+    /// Opens the address, or says how to when it cannot; the server goes on either way.
+    func open() {
+        do {
+            try openThroughFile()
+        } catch {
+            Output.printError("Could not open a browser (\(error)); open the address above")
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.fileLifetime) { [self] in remove() }
+    }
+
+    private func openThroughFile() throws {
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         let page = """

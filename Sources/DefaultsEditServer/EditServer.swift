@@ -49,21 +49,30 @@ struct EditServer: AsyncParsableCommand {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port must be 0 through 65535")
         }
+        // A damaged file is reported and left where it is, as by `defaults read` (the suite the
+        // server observes the domain through would move it aside).
+        do {
+            _ = try DomainStore().read(domain)
+        } catch {
+            Output.printError(error)
+            throw ExitCode(1)
+        }
         let server = try await EditorServer.start(domain: EditedDomain(domain: domain), port: port)
         Output.print("Editing \(domain.displayName) at \(server.address)")
         Output.printError("Stop with Control-C.")
         let opener = noOpen ? nil : BrowserOpener(address: server.address)
-        let signals = [SIGINT, SIGTERM].map { (number: Int32) -> any DispatchSourceSignal in
+        let signals = [SIGINT, SIGTERM, SIGHUP].map { (number: Int32) -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
             source.setEventHandler {
                 opener?.remove()
+                server.finishWork()
                 endProcess()
             }
             source.resume()
             return source
         }
-        try opener?.open()
+        opener?.open()
         try await server.run()
         withExtendedLifetime(signals) {}
     }

@@ -116,4 +116,22 @@ struct EditorBrowserTests {
         try page.waitForValue("5", of: "group9.key999")
         #expect(try page.search("key99").count == 11)
     }
+
+    @Test("Keys named like the page's own elements, or like markup, are shown as text and break nothing")
+    func oddKeyNames() throws {
+        let sandbox = try CommandSandbox()
+        let markup = "<img src=x onerror=alert(1)>"
+        try sandbox.store(["search": 1, "reset-all-dialog": 2, markup: 3, "add-name": "x"], as: Self.domain)
+        let editor = try EditorSession(sandbox, domain: Self.domain)
+        let page = try BrowserPage()
+        #expect(try page.open(editor.address)["rows"] as? Int == 4)
+        #expect(try page.row(markup)["value"] as? String == "3")
+        #expect(try page.search("reset") == ["reset-all-dialog"])
+        _ = try page.search("")
+        let set = try page.set("search", to: "5")
+        #expect(set["value"] as? String == "5" && set["error"] == nil, "\(set)")
+        #expect(try sandbox.storedValues(Self.domain)["search"] as? Int == 5)
+        let errors = try page.consoleErrors()
+        #expect(errors.isEmpty, "\(errors)")
+    }
 }

@@ -234,4 +234,44 @@ struct EditorServerTests {
         #expect(keys.count == 1000)
         #expect(keys.first { $0["name"] as? String == "key999" }?["value"] as? String == "999")
     }
+
+    @Test("A damaged domain file is reported and left where it is; the editor does not start")
+    func damagedFileIsLeftAlone() throws {
+        let sandbox = try CommandSandbox()
+        let damaged = Data("not a property list <".utf8)
+        try damaged.write(to: sandbox.fileURL(Self.domain))
+        let result = try sandbox.run("edit", Self.domain, "--no-open")
+        #expect(result.status == 1)
+        #expect(result.error.contains("is not a valid property list"), "\(result.error)")
+        #expect(sandbox.bytes(Self.domain) == damaged)
+        #expect(try sandbox.fileNames().filter { $0.contains("corrupt") }.isEmpty)
+    }
+
+    @Test("A reset of a value changed since the page read it is refused; a value too large to edit is shown cut short")
+    func resetConflictAndLargeValues() throws {
+        let sandbox = try CommandSandbox()
+        let large = String(repeating: "é", count: 60_000)
+        try sandbox.store(["fontSize": 30, "notes": large], as: Self.domain)
+        let editor = try EditorSession(sandbox, domain: Self.domain, schema: Self.schema)
+        let shown = try #require(try editor.entry("fontSize"))
+        try sandbox.run("write", Self.domain, "fontSize", "31")
+        let stale = try editor.post("api/reset", ["key": "fontSize", "expected": shown["fingerprint"] ?? NSNull()])
+        #expect(stale.status == 409)
+        #expect(try fontSize(sandbox) == 31)
+        let notes = try #require(try editor.entry("notes"))
+        #expect(notes["tooLargeToEdit"] as? Bool == true && notes["editText"] == nil)
+        let text = try #require(notes["value"] as? String)
+        #expect(text.utf8.count <= 64 * 1024 + 3 && text.hasSuffix("…"))
+    }
+
+    @Test("A request not sent whole in time is closed; HEAD does not open an event stream")
+    func slowRequestsAndHeadOfEvents() throws {
+        let sandbox = try CommandSandbox()
+        let editor = try EditorSession(sandbox, domain: Self.domain)
+        #expect(try editor.request("HEAD", editor.api("api/events")).status == 405)
+        // A head that never ends: the server closes the connection (its deadline, not this test's).
+        let partial = Data(
+            "GET /\(editor.secret)/api/domain HTTP/1.1\r\nHost: 127.0.0.1:\(editor.port)\r\nX-Slow: 1".utf8)
+        #expect(try EditorSession.isClosedByServer(port: editor.port, after: partial))
+    }
 }

@@ -48,13 +48,15 @@ struct Edit: ParsableCommand {
                 "defaults edit needs defaults-edit-server, beside defaults or on the PATH "
                     + "(swift build --product defaults-edit-server)")
         }
-        var words = [server, Self.argument(for: domain)]
+        var words = [server]
         if let port {
             words += ["--port", String(port)]
         }
         if noOpen {
             words.append("--no-open")
         }
+        // The domain after `--`: a name such as `-x` is not an option.
+        words += ["--", Self.argument(for: domain)]
         let cWords = words.map { strdup($0) } + [nil]
         execv(server, cWords)
         throw CommandFailure("Could not run \(server): \(String(cString: strerror(errno)))")

@@ -113,17 +113,22 @@ package struct EditedDomain: Sendable {
         if let allowed, let read, !allowed.allows(SchemaValue(read.value)) {
             problem = "not among the values the schema allows (\(allowed.summary)); read as it is"
         }
+        let text = value.map { EditorValueText.bounded(Output.text($0.object)) }
+        let editText = value.map(EditorValueText.editText)
+        let tooLarge = text?.isCut == true || (editText?.utf8.count ?? 0) > EditorValueText.textLimit
         return EditorEntry(
             name: key, inSchema: keySchema != nil, description: keySchema?.description,
             type: keySchema?.type?.rawValue ?? value?.typeName, swiftType: keySchema?.swiftType,
-            defaultText: keySchema?.defaultText, allowed: allowed.map(Self.allowed),
-            value: value.map { Output.text($0.object) }, editText: value.map(EditorValueText.editText),
+            defaultText: keySchema.map { EditorValueText.bounded($0.defaultText).text },
+            allowed: allowed.map(Self.allowed), value: text?.text, editText: tooLarge ? nil : editText,
+            tooLargeToEdit: tooLarge ? true : nil,
             source: source, sourceFile: read?.file.path, modified: userValue != nil,
             fingerprint: EditorValueText.fingerprint(userValue), writable: stored.writability.isWritable,
             notWritableBecause: stored.writability.isWritable ? nil : stored.writability.description,
             layers: stored.layers.enumerated().map { index, layer in
                 EditorEntry.Layer(
-                    layer: layer.kind.rawValue, file: layer.file.path, text: Output.text(layer.value.object),
+                    layer: layer.kind.rawValue, file: layer.file.path,
+                    text: EditorValueText.bounded(Output.text(layer.value.object)).text,
                     isRead: index == stored.readIndex && layer.kind == read?.kind, ignored: layer.unreadable)
             },
             problem: problem, syncs: keySchema?.iCloud ?? false)
@@ -160,8 +165,10 @@ package struct EditedDomain: Sendable {
     package func write(
         _ key: String, text: String, type: String?, expected: String?, force: Bool
     ) throws(EditorFailure) -> EditorEntry {
-        try Self.check(key)
         let reading = try read()
+        if reading.user[key] == nil, reading.schema?.schema.key(named: key) == nil {
+            try Self.checkNewName(key)
+        }
         // A key the schema does not declare keeps the type of the value it holds unless told.
         var storedType = reading.user[key].flatMap { StoredType(rawValue: $0.typeName) }
         if let type {
@@ -203,10 +210,22 @@ package struct EditedDomain: Sendable {
 
     /// Removes the user's value of `key`: a key the schema declares reads its default (or an
     /// administrator's value) again; any other key is gone unless an administrator's file holds it.
-    package func reset(_ key: String) throws(EditorFailure) -> EditorEntry? {
-        try Self.check(key)
+    ///
+    /// - Parameter expected: When given, the ``EditorEntry/fingerprint`` of the value the page
+    ///   showed: the reset is refused when the value is another now, as a write is.
+    package func reset(_ key: String, expected: String?? = .none) throws(EditorFailure) -> EditorEntry? {
         try refuseManaged(key, in: try read())
-        try change { edit in edit.remove(key) }
+        var changedElsewhere = false
+        try change { (edit) throws(CommandFailure) in
+            if case .some(let expected) = expected, EditorValueText.fingerprint(edit.values[key]) != expected {
+                changedElsewhere = true
+                throw CommandFailure("changed elsewhere")
+            }
+            edit.remove(key)
+        } orElse: { _ in
+            changedElsewhere
+                ? .conflict("\(key) was changed elsewhere since the page read it; nothing was reset") : nil
+        }
         return try entry(key)
     }
 
@@ -233,8 +252,8 @@ package struct EditedDomain: Sendable {
         }
     }
 
-    /// A key name the page may send: what a suite can store, and no longer than a person types.
-    private static func check(_ key: String) throws(EditorFailure) {
+    /// The name of a key the page adds: no longer than a person types, without control characters.
+    private static func checkNewName(_ key: String) throws(EditorFailure) {
         guard !key.isEmpty, key.utf8.count <= 1024, !key.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw .badRequest("A key's name must be 1 to 1,024 bytes without control characters")
         }

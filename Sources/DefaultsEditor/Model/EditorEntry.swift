@@ -23,6 +23,9 @@ package struct EditorEntry: Codable, Equatable, Sendable {
     /// The text an edit control starts from, which the server reads back as the same value
     /// (``EditorValueText``).
     package var editText: String?
+    /// The value's text is longer than ``EditorValueText/textLimit``: ``value`` is cut short and
+    /// there is no ``editText``; the page shows it and does not edit it.
+    package var tooLargeToEdit: Bool?
     /// The layer read: `vendor`, `user` or `managed`; `default` when only the schema's default is.
     package var source: String?
     package var sourceFile: String?

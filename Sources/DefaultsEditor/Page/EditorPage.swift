@@ -664,7 +664,6 @@ enum EditorPage {
           const row = {
             name, section, group, el: node, head, description, facts, edit, error, controlId: base + '-control',
           };
-          node.id = name;                 // `#name` in the address goes to the key
           node.dataset.key = name;
           const link = head.firstChild.firstChild;
           link.textContent = name;
@@ -704,7 +703,7 @@ enum EditorPage {
         function setNote(row, kind, text) {
           if (!row[kind]) {
             if (!text) return;
-            row[kind] = el('p', kind === 'problem' ? 'problem warning' : 'managed');
+            row[kind] = el('p', kind === 'managed' ? 'managed' : kind + ' warning');
             row[kind].id = row.controlId + '-' + kind;
             const managed = kind === 'problem' && row.managed;
             row.el.insertBefore(row[kind], managed || row.edit);
@@ -764,10 +763,12 @@ enum EditorPage {
             row.resetButton.setAttribute('aria-label', (entry.inSchema ? 'Reset to default: ' : 'Delete ') + row.name);
           }
           row.resetButton.hidden = !entry.modified;
-          row.setButton.disabled = !entry.writable;
+          setNote(row, 'large', entry.tooLargeToEdit &&
+            'Too large to edit here; shown cut short. defaults write or defaults import change it.');
+          row.setButton.disabled = !entry.writable || !!entry.tooLargeToEdit;
           row.resetButton.disabled = !entry.writable;   // the server refuses a managed key's reset
 
-          setControl(row, entry, keepInput);
+          setControl(row, entry.tooLargeToEdit ? { ...entry, writable: false } : entry, keepInput);
           if (!keepInput) {
             row.pending = null;
             clearMessages(row);
@@ -973,6 +974,7 @@ enum EditorPage {
           row.conflictText = text;
           if (row.conflict) row.conflict.remove();
           if (row.notice) { row.notice.remove(); row.notice = null; }   // the question supersedes it
+          row.pending = null;
           const box = el('div', 'conflict');
           box.setAttribute('role', 'alert');
           const value = current.value == null ? '(no value)' : current.value;
@@ -1000,9 +1002,12 @@ enum EditorPage {
         async function resetRow(row) {
           if (row.busy) return;
           row.busy = true;
-          const { status, data } = await request('POST', 'api/reset', { key: row.name });
+          const expected = row.entry.fingerprint ?? null;
+          const { status, data } = await request('POST', 'api/reset', { key: row.name, expected });
           row.busy = false;
           if (status !== 200) {
+            // Changed elsewhere since it was shown: show what it is now, and let the person decide.
+            if (status === 409 && data && data.entry) fillRow(row, data.entry);
             showError(row, errorText(data, status));
             return;
           }
@@ -1234,7 +1239,7 @@ enum EditorPage {
           if (row.busy) { row.late = entry; return; }      // judged when the write is answered
           if (sameEntry(row.entry, entry)) {
             // Changed and changed back: nothing waits any more.
-            if (row.pending) { row.pending = null; row.notice.remove(); row.notice = null; }
+            if (row.pending) { row.pending = null; if (row.notice) row.notice.remove(); row.notice = null; }
             return;
           }
           if (isEditing(row)) {
@@ -1549,8 +1554,10 @@ enum EditorPage {
           setOffset();
         }
 
+        let wired = false;
         async function start() {
-          wirePage();
+          if (!wired) wirePage();
+          wired = true;
           const { status, data } = await request('GET', 'api/domain');
           if (status !== 200 || !data || !Array.isArray(data.keys)) {
             $('schema-info').textContent = '';
@@ -1558,8 +1565,10 @@ enum EditorPage {
             problem.textContent = 'The domain could not be read: ' + errorText(data, status);
             problem.hidden = false;
             document.body.dataset.ready = 'error';
+            setTimeout(start, 5000);
             return;
           }
+          $('schema-problem').hidden = true;
           renderDomain(data);
           performance.mark('keys-shown');
           document.body.dataset.ready = 'true';

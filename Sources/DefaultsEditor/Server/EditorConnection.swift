@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// One connection to the editor: reads a request (its body bounded by ``RequestGate/bodyLimit``),
 /// asks the gate, and writes the answer, or keeps the connection as an event stream.
@@ -16,10 +17,21 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var verdict: RequestGate.Verdict?
     private var body = ByteBuffer()
-    private var isAnswering = false
+    /// A refused request was answered at its head: what follows of it is not read, and the
+    /// connection closes once the answer is written.
+    private var isClosing = false
+    /// Closes the connection when a whole request has not come in time.
+    private var deadline: Scheduled<Void>?
     /// The listener of ``DomainEvents`` while this connection is an event stream.
     private var listener: Int?
     private var keepAlive: RepeatedTask?
+    /// Since when the connection has been unable to take more (nanoseconds of the monotonic
+    /// clock, 0 while it can): read by the event stream's listener, off the event loop.
+    private let unwritableSince = UnwritableSince()
+
+    final class UnwritableSince: Sendable {
+        let nanoseconds = Atomic<UInt64>(0)
+    }
 
     init(gate: RequestGate, responder: EditorResponder, events: DomainEvents, shared: EditorServer.SharedState) {
         self.gate = gate
@@ -49,6 +61,7 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
         if open > EditorServer.connectionLimit {
             context.close(promise: nil)
         }
+        armDeadline(context: context)
         context.fireChannelActive()
     }
 
@@ -58,30 +71,50 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
             events.stopListening(listener)
         }
         keepAlive?.cancel()
+        deadline?.cancel()
         context.fireChannelInactive()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent, listener == nil, !isAnswering {
-            context.close(promise: nil)
-            return
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        unwritableSince.nanoseconds.store(context.channel.isWritable ? 0 : now, ordering: .relaxed)
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Gives the connection ``EditorServer/requestTimeout`` to send a whole request.
+    private func armDeadline(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: EditorServer.requestTimeout) {
+            channel.close(promise: nil)
         }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !isClosing else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
-            self.head = head
             body.clear()
-            verdict = gate.judge(
+            let verdict = gate.judge(
                 method: head.method.rawValue, target: head.uri,
                 headers: head.headers.map { (name: $0.name, value: $0.value) })
+            if case .refused = verdict {
+                // Answered now: a refused request's body is never read.
+                isClosing = true
+                answer(head, verdict, context: context)
+                return
+            }
+            self.head = head
+            self.verdict = verdict
         case .body(var chunk):
             guard case .allowed(let route, _) = verdict, route.isWrite else { return }
             guard body.readableBytes + chunk.readableBytes <= RequestGate.bodyLimit else {
-                verdict = .refused(status: 413, reason: "A change is at most \(RequestGate.bodyLimit) bytes")
+                // Answered now, and the rest of the body never read.
                 body.clear()
+                isClosing = true
+                let refusal = RequestGate.Verdict.refused(
+                    status: 413, reason: "A change is at most \(RequestGate.bodyLimit) bytes")
+                if let head { answer(head, refusal, context: context) }
                 return
             }
             body.writeBuffer(&chunk)
@@ -89,6 +122,7 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
             guard let head, let verdict else { return }
             self.head = nil
             self.verdict = nil
+            deadline?.cancel()
             answer(head, verdict, context: context)
         }
     }
@@ -109,16 +143,24 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
         case .allowed(.events, _):
             stream(head, context: context)
         case .allowed(let route, let query):
-            isAnswering = true
             let body = Data(self.body.readableBytesView)
             self.body.clear()
+            let shared = shared
+            guard shared.pending.wrappingAdd(1, ordering: .relaxed).newValue <= EditorServer.pendingLimit else {
+                shared.pending.wrappingSubtract(1, ordering: .relaxed)
+                write(.failure(EditorFailure(status: 503, "The editor is busy; try again")), for: head, context: context)
+                return
+            }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let channel = context.channel
             let responder = responder
             shared.work.async {
+                defer { shared.pending.wrappingSubtract(1, ordering: .relaxed) }
+                // A connection gone while its request waited is not answered: nothing reads it.
+                guard channel.isActive else { return }
                 let response = responder.respond(to: route, query: query, body: body)
                 bound.eventLoop.execute {
                     let (connection, context) = bound.value
-                    connection.isAnswering = false
                     connection.write(response, for: head, context: context)
                 }
             }
@@ -128,10 +170,13 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
     /// Keeps the connection as an event stream (`text/event-stream`) until the page goes.
     private func stream(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let channel = context.channel
+        let unwritableSince = unwritableSince
         let listener = events.listen { event in
-            // A page that does not read what it is sent is closed, not buffered for: it reconnects
+            // A page that has read nothing for a while is closed, not buffered for: it reconnects
             // and reads the domain again.
-            guard channel.isActive, channel.isWritable else {
+            let since = unwritableSince.nanoseconds.load(ordering: .relaxed)
+            let unread = since == 0 ? 0 : DispatchTime.now().uptimeNanoseconds - since
+            guard channel.isActive, unread < UInt64(EditorServer.unreadTimeout / .nanoseconds(1)) else {
                 channel.close(promise: nil)
                 return false
             }
@@ -145,6 +190,7 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         self.listener = listener
+        deadline?.cancel()
         var headers = HTTPHeaders(Self.securityHeaders)
         headers.add(name: "content-type", value: "text/event-stream; charset=utf-8")
         context.write(
@@ -154,7 +200,9 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
         keepAlive = context.eventLoop.scheduleRepeatedTask(
             initialDelay: EditorServer.keepAliveInterval, delay: EditorServer.keepAliveInterval
         ) { _ in
-            guard channel.isWritable else {
+            let since = unwritableSince.nanoseconds.load(ordering: .relaxed)
+            guard since == 0 || DispatchTime.now().uptimeNanoseconds - since < UInt64(EditorServer.unreadTimeout / .nanoseconds(1))
+            else {
                 channel.close(promise: nil)
                 return
             }
@@ -170,7 +218,7 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
         if let location = response.location {
             headers.add(name: "location", value: location)
         }
-        let keepAlive = head.isKeepAlive && response.status < 400
+        let keepAlive = head.isKeepAlive && response.status < 400 && !isClosing
         headers.add(name: "connection", value: keepAlive ? "keep-alive" : "close")
         let status = HTTPResponseStatus(statusCode: response.status)
         context.write(
@@ -180,7 +228,9 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
         }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
+        if keepAlive {
+            armDeadline(context: context)
+        } else {
             written.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
         }
     }

@@ -51,9 +51,25 @@ package struct EditorResponder: Sendable {
         package var force: Bool?
     }
 
-    package struct ResetRequest: Codable, Sendable {
+    package struct ResetRequest: Decodable, Sendable {
         package var key: String?
         package var all: Bool?
+        /// The fingerprint of the value the page showed (`null`: none); absent: reset whatever is.
+        package var expected: String??
+
+        private enum CodingKeys: String, CodingKey {
+            case key, all, expected
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            key = try container.decodeIfPresent(String.self, forKey: .key)
+            all = try container.decodeIfPresent(Bool.self, forKey: .all)
+            // Present and null is "the page showed no value", which a missing field is not.
+            if container.contains(.expected) {
+                expected = .some(try container.decodeNil(forKey: .expected) ? nil : container.decode(String.self, forKey: .expected))
+            }
+        }
     }
 
     private struct EntryBody: Encodable {
@@ -97,7 +113,11 @@ package struct EditorResponder: Sendable {
                     return .json(DomainBody(domain: try domain.resetAll()))
                 }
                 guard let key = request.key else { throw .badRequest("Reset which key? {\"key\": NAME}") }
-                return .json(EntryBody(entry: try domain.reset(key)))
+                do throws(EditorFailure) {
+                    return .json(EntryBody(entry: try domain.reset(key, expected: request.expected)))
+                } catch where error.status == 409 {
+                    return .failure(error, entry: try? domain.entry(key))
+                }
             }
         } catch {
             return .failure(error)

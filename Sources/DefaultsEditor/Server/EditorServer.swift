@@ -17,8 +17,14 @@ package final class EditorServer: Sendable {
 
     /// The most connections open at once: a browser opens a few; more is someone else.
     package static let connectionLimit = 64
-    /// How long a connection may send nothing, an event stream aside.
-    package static let idleTimeout = TimeAmount.seconds(60)
+    /// How long a connection has to send a whole request (from when it opens, or its last answer
+    /// was written); an event stream has no such deadline. A browser opens another connection.
+    package static let requestTimeout = TimeAmount.seconds(10)
+    /// The most requests waiting for an answer at once, over every connection.
+    package static let pendingLimit = 32
+    /// How long an event stream may stay unable to take more before it is closed: a page that
+    /// reads nothing, not one behind for a moment after a large event.
+    package static let unreadTimeout = Duration.seconds(10)
     /// How often an event stream is sent a comment, so that a connection gone is noticed.
     package static let keepAliveInterval = TimeAmount.seconds(15)
 
@@ -36,7 +42,6 @@ package final class EditorServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     guard let gate = shared.gate.withLock({ $0 }) else { throw ChannelError.ioOnClosedChannel }
                     let handler = EditorConnection(gate: gate, responder: responder, events: events, shared: shared)
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
@@ -48,14 +53,17 @@ package final class EditorServer: Sendable {
         }
         let gate = RequestGate(secret: secret, port: boundPort)
         shared.gate.withLock { $0 = gate }
-        return EditorServer(address: gate.address, gate: gate, events: events, channel: channel)
+        return EditorServer(address: gate.address, gate: gate, events: events, channel: channel, shared: shared)
     }
 
-    private init(address: String, gate: RequestGate, events: DomainEvents, channel: any Channel) {
+    private let shared: SharedState
+
+    private init(address: String, gate: RequestGate, events: DomainEvents, channel: any Channel, shared: SharedState) {
         self.address = address
         self.gate = gate
         self.events = events
         self.channel = channel
+        self.shared = shared
     }
 
     /// Returns when the server is closed.
@@ -67,10 +75,16 @@ package final class EditorServer: Sendable {
         try await channel.close()
     }
 
+    /// Waits for the answer being made, if any: a write under way ends before the process does.
+    package func finishWork() {
+        shared.work.sync {}
+    }
+
     /// What every connection's handler shares.
     final class SharedState: Sendable {
         let gate = Mutex<RequestGate?>(nil)
         let connections = Atomic<Int>(0)
+        let pending = Atomic<Int>(0)
         /// Answers are made one at a time, in order: a write and the read after it see each other.
         let work = DispatchQueue(label: "defaults-edit-server.requests")
     }

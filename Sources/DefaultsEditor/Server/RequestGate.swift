@@ -104,7 +104,8 @@ package struct RequestGate: Sendable {
                 return .refused(status: 413, reason: "A change is at most \(Self.bodyLimit) bytes")
             }
         } else {
-            guard method == "GET" || method == "HEAD" else {
+            // HEAD of the event stream would take a listener's place for a stream never sent.
+            guard method == "GET" || (method == "HEAD" && route != .events) else {
                 return .refused(status: 405, reason: "Only GET reads the editor")
             }
             // The page itself may be opened from anywhere (a link, the file that opens it); what

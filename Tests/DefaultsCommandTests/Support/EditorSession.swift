@@ -90,10 +90,20 @@ final class EditorSession {
         return keys.first { $0["name"] as? String == key }
     }
 
-    static func exchange(port: Int, _ request: Data) throws -> Data {
+    /// Sends `bytes` and reads until the server closes the connection: `true` when it did (and
+    /// sent nothing), `false` when it sent something or still had not closed it after a minute.
+    static func isClosedByServer(port: Int, after bytes: Data) throws -> Bool {
+        let socket = try connected(port: port, receiveTimeout: 60)
+        defer { close(socket) }
+        _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, 0) == 0
+    }
+
+    /// A socket connected to the server on `port`, whose reads give up after `receiveTimeout` seconds.
+    static func connected(port: Int, receiveTimeout: Int) throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EIO) }
-        defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -103,9 +113,18 @@ final class EditorSession {
                 connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        guard connected == 0 else {
+            close(socket)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return socket
+    }
+
+    static func exchange(port: Int, _ request: Data) throws -> Data {
+        let socket = try connected(port: port, receiveTimeout: 30)
+        defer { close(socket) }
         request.withUnsafeBytes { bytes in
             var sent = 0
             while sent < bytes.count {
@@ -147,17 +166,8 @@ final class EditorEventStream: Sendable {
     private let received = Mutex(Data())
 
     init(_ session: EditorSession) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(session.port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        // Reads never give up: the stream is read until the test ends.
+        socket = try EditorSession.connected(port: session.port, receiveTimeout: 0)
         let request = "GET /\(session.secret)/api/events HTTP/1.1\r\nHost: 127.0.0.1:\(session.port)\r\n\r\n"
         _ = request.withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         let thread = Thread { [self] in
