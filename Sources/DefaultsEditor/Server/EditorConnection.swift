@@ -148,7 +148,8 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
             let shared = shared
             guard shared.pending.wrappingAdd(1, ordering: .relaxed).newValue <= EditorServer.pendingLimit else {
                 shared.pending.wrappingSubtract(1, ordering: .relaxed)
-                write(.failure(EditorFailure(status: 503, "The editor is busy; try again")), for: head, context: context)
+                write(
+                    .failure(EditorFailure(status: 503, "The editor is busy; try again")), for: head, context: context)
                 return
             }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -201,7 +202,10 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
             initialDelay: EditorServer.keepAliveInterval, delay: EditorServer.keepAliveInterval
         ) { _ in
             let since = unwritableSince.nanoseconds.load(ordering: .relaxed)
-            guard since == 0 || DispatchTime.now().uptimeNanoseconds - since < UInt64(EditorServer.unreadTimeout / .nanoseconds(1))
+            guard
+                since == 0
+                    || DispatchTime.now().uptimeNanoseconds - since
+                        < UInt64(EditorServer.unreadTimeout / .nanoseconds(1))
             else {
                 channel.close(promise: nil)
                 return

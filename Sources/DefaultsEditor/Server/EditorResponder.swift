@@ -67,7 +67,8 @@ package struct EditorResponder: Sendable {
             all = try container.decodeIfPresent(Bool.self, forKey: .all)
             // Present and null is "the page showed no value", which a missing field is not.
             if container.contains(.expected) {
-                expected = .some(try container.decodeNil(forKey: .expected) ? nil : container.decode(String.self, forKey: .expected))
+                expected = .some(
+                    try container.decodeNil(forKey: .expected) ? nil : container.decode(String.self, forKey: .expected))
             }
         }
     }
@@ -115,7 +116,7 @@ package struct EditorResponder: Sendable {
                 guard let key = request.key else { throw .badRequest("Reset which key? {\"key\": NAME}") }
                 do throws(EditorFailure) {
                     return .json(EntryBody(entry: try domain.reset(key, expected: request.expected)))
-                } catch where error.status == 409 {
+                } catch  where error.status == 409 {
                     return .failure(error, entry: try? domain.entry(key))
                 }
             }
