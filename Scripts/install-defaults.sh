@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the `defaults` command for the current user: the binary in ~/.local/bin, its manual
+# Installs the `defaults` command for the current user: the binary in ~/.local/bin (with
+# `defaults-edit-server`, which `defaults edit` runs from beside it), its manual
 # page (made from the command's argument-parser definitions by swift-argument-parser's
 # generate-manual tool) in ~/.local/share/man/man1, and completions for bash, zsh and fish.
 #
@@ -14,6 +15,7 @@ prefix="${PREFIX:-$HOME/.local}"
 configuration="${CONFIGURATION:-release}"
 
 swift build -c "$configuration" --product defaults
+swift build -c "$configuration" --product defaults-edit-server
 # The tool behind swift-argument-parser's generate-manual plugin, built alone: the plugin itself
 # would build every product of the package first.
 swift build -c "$configuration" --product generate-manual
@@ -26,6 +28,7 @@ fish_dir="$prefix/share/fish/vendor_completions.d"
 install -d "$prefix/bin" "$man_dir" "$bash_dir" "$zsh_dir" "$fish_dir"
 
 install -m 755 "$bin/defaults" "$prefix/bin/defaults"
+install -m 755 "$bin/defaults-edit-server" "$prefix/bin/defaults-edit-server"
 "$bin/generate-manual" "$bin/defaults" --output-directory "$man_dir"
 chmod 644 "$man_dir/defaults.1"
 "$bin/defaults" --generate-completion-script bash > "$bash_dir/defaults"

@@ -43,6 +43,15 @@ struct EditorBrowserTests {
         let errors = try page.consoleErrors()
         #expect(errors.isEmpty, "\(errors)")
 
+        // The picture in TheDefaultsCommand's article: this page, as the test sees it
+        // (DEFAULTS_EDITOR_SCREENSHOT=<the catalog's defaults-edit.png> to take it again).
+        let screenshot =
+            ProcessInfo.processInfo.environment["DEFAULTS_EDITOR_SCREENSHOT"]
+            ?? sandbox.directory.appendingPathComponent("editor.png").path
+        try page.send(["do": "screenshot", "path": screenshot])
+        let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
+        #expect(png.starts(with: [0x89, 0x50, 0x4e, 0x47]))
+
         let refused = try page.set("fontSize", to: "99")
         #expect((refused["error"] as? String)?.contains("Refused to write fontSize") == true, "\(refused)")
         #expect(refused["value"] as? String == "16")
