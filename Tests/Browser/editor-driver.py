@@ -19,6 +19,10 @@ The tests say what to do and assert what they are told; this script asserts noth
                                               -> {"ms": until the row shows V}
     {"do": "screenshot", "path": P}
     {"do": "console"}                         -> {"errors": the page's console errors (CSP ones too)}
+    {"do": "visit", "url": U}                 -> {"text": what the browser shows at U}
+    {"do": "attack", "url": U, "body": B}     from a page of another origin, POSTs B to U's api/write
+                                              as a script can (fetch without and with CORS) and as
+                                              a form can -> {"fetch": ..., "cors": ..., "form": text}
     {"do": "quit"}
 """
 
@@ -59,31 +63,32 @@ def row_element(browser, key):
         key)
 
 
-def text_of(row, selector):
-    from selenium.webdriver.common.by import By
-    found = row.find_elements(By.CSS_SELECTOR, selector)
-    return found[0].text if found and found[0].is_displayed() else None
+ROW_STATE = """
+    const row = [...document.querySelectorAll('[data-key]')].find((e) => e.dataset.key === arguments[0]);
+    if (!row) return {exists: false};
+    const shown = (selector) => {
+        const element = row.querySelector(selector);
+        return element && element.offsetParent !== null ? element.textContent : null;
+    };
+    const control = row.querySelector('.value-control');
+    return {
+        exists: true,
+        shown: row.offsetParent !== null,
+        value: shown('.current-value'),
+        source: shown('.source'),
+        error: shown('.error') || null,
+        managed: shown('.managed'),
+        conflict: !!row.querySelector('.overwrite'),
+        controlEnabled: !!control && !control.disabled && !control.readOnly,
+        controlValue: control ? control.value : null,
+        busy: row.getAttribute('aria-busy') === 'true',
+    };
+"""
 
 
 def row_state(browser, key):
-    from selenium.webdriver.common.by import By
-    row = row_element(browser, key)
-    if row is None:
-        return {"exists": False}
-    controls = row.find_elements(By.CSS_SELECTOR, ".value-control")
-    control = controls[0] if controls else None
-    return {
-        "exists": True,
-        "shown": row.is_displayed(),
-        "value": text_of(row, ".current-value"),
-        "source": text_of(row, ".source"),
-        "error": text_of(row, ".error") or None,
-        "managed": text_of(row, ".managed"),
-        "conflict": bool(row.find_elements(By.CSS_SELECTOR, ".overwrite")),
-        "controlEnabled": bool(control is not None and control.is_enabled()
-                               and control.get_attribute("readonly") is None),
-        "controlValue": control.get_attribute("value") if control is not None else None,
-    }
+    """The row as a person sees it, read in one round trip."""
+    return browser.execute_script(ROW_STATE, key)
 
 
 def wait(condition, timeout=30.0):
@@ -99,8 +104,7 @@ def wait(condition, timeout=30.0):
 
 def settle(browser, key):
     """Waits for the row's request to be answered (the page marks the row busy meanwhile)."""
-    wait(lambda: (row_element(browser, key) is None
-                  or row_element(browser, key).get_attribute("aria-busy") != "true"))
+    wait(lambda: not row_state(browser, key).get("busy"))
 
 
 def shown_keys(browser):
@@ -122,10 +126,18 @@ def handle(browser, command):
         elapsed = (time.monotonic() - started) * 1000
         # The page's own measure: from the start of navigation to every key shown.
         ready = browser.execute_script(
-            "const n = performance.getEntriesByType('navigation')[0];"
             "const m = performance.getEntriesByName('keys-shown')[0];"
             "return m ? m.startTime : null;")
-        return {"ms": ready if ready is not None else elapsed,
+        # Where the time went: the page's document, its script, the domain's answer.
+        steps = browser.execute_script(
+            "const out = {};"
+            "const n = performance.getEntriesByType('navigation')[0];"
+            "if (n) { out.document = n.responseEnd; out.domContentLoaded = n.domContentLoadedEventEnd; }"
+            "for (const r of performance.getEntriesByType('resource')) {"
+            "  out[r.name.split('/').pop()] = r.responseEnd; }"
+            "for (const m of performance.getEntriesByType('mark')) { out[m.name] = m.startTime; }"
+            "return out;")
+        return {"ms": ready if ready is not None else elapsed, "steps": steps,
                 "ready": browser.execute_script("return document.body.dataset.ready"),
                 "rows": len(browser.find_elements(By.CSS_SELECTOR, "[data-key]"))}
     if action == "row":
@@ -176,6 +188,36 @@ def handle(browser, command):
     if action == "screenshot":
         browser.save_screenshot(command["path"])
         return {}
+    if action == "visit":
+        browser.get(command["url"])
+        return {"text": browser.find_element(By.TAG_NAME, "body").text}
+    if action == "attack":
+        target = command["url"] + "api/write"
+        body = command["body"]
+        # A page of its own origin (opaque: a data: URL), as another site's page would be.
+        browser.get("data:text/html,<title>elsewhere</title><p>elsewhere</p>")
+        script = """
+            const [target, body, cors, done] = arguments;
+            const options = cors
+                ? {method: 'POST', headers: {'Content-Type': 'application/json'}, body}
+                : {method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'text/plain'}, body};
+            fetch(target, options).then((r) => done('answered ' + r.type + ' ' + r.status),
+                                        (e) => done('failed: ' + e));
+        """
+        answers = {"fetch": browser.execute_async_script(script, target, body, False),
+                   "cors": browser.execute_async_script(script, target, body, True)}
+        # A form's text/plain body can be made to read as JSON: name={"key":...,"x":" value="}
+        browser.execute_script("""
+            const [target, body] = arguments;
+            const form = document.createElement('form');
+            form.method = 'POST'; form.action = target; form.enctype = 'text/plain';
+            const input = document.createElement('input');
+            input.name = body.slice(0, -1) + ',"x":"'; input.value = '"}';
+            form.append(input); document.body.append(form); form.submit();
+        """, target, body)
+        wait(lambda: browser.execute_script("return location.protocol") == "http:")
+        answers["form"] = browser.find_element(By.TAG_NAME, "body").text
+        return answers
     if action == "console":
         entries = browser.get_log("browser")
         return {"errors": [entry["message"] for entry in entries if entry.get("level") == "SEVERE"]}

@@ -143,4 +143,24 @@ struct EditorBrowserTests {
         let errors = try page.consoleErrors()
         #expect(errors.isEmpty, "\(errors)")
     }
+
+    @Test(
+        "What another site's page can send is refused: a request without the secret, another Host, a cross-origin POST")
+    func foreignRequestsFromTheBrowser() throws {
+        let sandbox = try CommandSandbox()
+        try sandbox.store(["fontSize": 20], as: Self.domain)
+        let editor = try EditorSession(sandbox, domain: Self.domain)
+        let page = try BrowserPage()
+        let missing = try page.send(["do": "visit", "url": "http://127.0.0.1:\(editor.port)/"])
+        #expect(missing["text"] as? String == "Not found")
+        // `localhost.` is another name for the loopback address, as a rebinding domain would be.
+        let rebound = try page.send(["do": "visit", "url": "http://localhost.:\(editor.port)/\(editor.secret)/"])
+        #expect((rebound["text"] as? String)?.hasPrefix("This page answers only to 127.0.0.1") == true, "\(rebound)")
+        // Even knowing the secret, another origin's page writes nothing.
+        let body = #"{"key":"fontSize","text":"9","force":true}"#
+        let attack = try page.send(["do": "attack", "url": editor.address, "body": body])
+        #expect((attack["cors"] as? String)?.hasPrefix("failed") == true, "\(attack)")
+        #expect((attack["form"] as? String)?.contains("only from the editor's own page") == true, "\(attack)")
+        #expect(try sandbox.storedValues(Self.domain)["fontSize"] as? Int == 20)
+    }
 }

@@ -152,7 +152,7 @@ for round in 0..<220 {
         changes.append(Double((ContinuousClock.now - start) / .microseconds(1)) / 1000)
     }
 }
-_ = ask(["do": "quit"])
+driver.send(#"{"do": "quit"}"#)
 editor.stop()
 
 let loadMedian = percentile(loads, 0.5)

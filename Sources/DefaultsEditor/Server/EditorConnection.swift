@@ -142,6 +142,9 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
             write(response, for: head, context: context)
         case .allowed(.events, _):
             stream(head, context: context)
+        case .allowed(let route, let query) where route.isPageFile:
+            // Constant bytes: answered at once, not behind other requests.
+            write(responder.respond(to: route, query: query, body: Data()), for: head, context: context)
         case .allowed(let route, let query):
             let body = Data(self.body.readableBytesView)
             self.body.clear()

@@ -81,16 +81,18 @@ package struct EditorResponder: Sendable {
         var domain: EditedDomain.Snapshot
     }
 
+    private static let page = EditorResponse(
+        contentType: "text/html; charset=utf-8", body: Data(EditorPage.html.utf8))
+    private static let script = EditorResponse(
+        contentType: "text/javascript; charset=utf-8", body: Data(EditorPage.javascript.utf8))
+    private static let style = EditorResponse(contentType: "text/css; charset=utf-8", body: Data(EditorPage.css.utf8))
+
     package func respond(to route: RequestGate.Route, query: String, body: Data) -> EditorResponse {
         do throws(EditorFailure) {
             switch route {
-            case .page:
-                return EditorResponse(contentType: "text/html; charset=utf-8", body: Data(EditorPage.html.utf8))
-            case .script:
-                return EditorResponse(
-                    contentType: "text/javascript; charset=utf-8", body: Data(EditorPage.javascript.utf8))
-            case .style:
-                return EditorResponse(contentType: "text/css; charset=utf-8", body: Data(EditorPage.css.utf8))
+            case .page: return Self.page
+            case .script: return Self.script
+            case .style: return Self.style
             case .domain:
                 return .json(try domain.snapshot())
             case .explain:

@@ -49,6 +49,8 @@ package struct RequestGate: Sendable {
         case reset = "api/reset"
 
         package var isWrite: Bool { self == .write || self == .reset }
+        /// The page's own files: constant bytes, which read nothing.
+        package var isPageFile: Bool { self == .page || self == .script || self == .style }
     }
 
     package enum Verdict: Equatable, Sendable {
