@@ -1,3 +1,5 @@
+import DefaultsSchema
+
 /// Why a command failed, in the words macOS's `defaults` uses; printed on standard error, and the
 /// process exits with `status` without writing anything.
 package struct CommandFailure: Error, CustomStringConvertible {
@@ -28,6 +30,20 @@ extension CommandFailure {
 
     package static func couldNotParse(_ text: String) -> CommandFailure {
         CommandFailure("Could not parse: \(text).  Try single-quoting it.")
+    }
+
+    /// The refusal of `text` written to `key`, which is `expected` (`an integer`): `Refused to write
+    /// fontSize of com.example.app: fontSize is an integer (Swift.Int), and big is not (schema
+    /// /path). Nothing was written.`
+    package static func notOfType(
+        _ text: String, key: String, in domain: Domain, expected: StoredType?, details: String? = nil,
+        source: String? = nil
+    ) -> CommandFailure {
+        let expected = expected.map(\.withArticle) ?? "a value"
+        return CommandFailure(
+            "Refused to write \(key) of \(domain.displayName): \(key) is \(expected)"
+                + (details.map { " (\($0))" } ?? "") + ", and \(text) is not"
+                + (source.map { " (\($0))" } ?? "") + ". Nothing was written.")
     }
 
     package static func usage(_ message: String, _ usage: String) -> CommandFailure {

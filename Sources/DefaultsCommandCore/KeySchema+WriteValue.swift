@@ -36,10 +36,8 @@ extension KeySchema {
         -> PropertyListValue
     {
         guard let value = parseUntyped(text) else {
-            let expected = type.map(\.withArticle) ?? "a value"
-            throw CommandFailure(
-                "Refused to write \(name) of \(domain.displayName): \(name) is \(expected) "
-                    + "(\(swiftType)), and \(text) is not (schema \(schemaFile.path)). Nothing was written.")
+            throw .notOfType(
+                text, key: name, in: domain, expected: type, details: swiftType, source: "schema \(schemaFile.path)")
         }
         return try checked(value, in: domain, schemaFile: schemaFile)
     }

@@ -49,16 +49,21 @@ struct BrowserOpener: Sendable {
         else {
             throw CocoaError(.fileWriteUnknown)
         }
+        // Looked up here, so that a machine without it is told so rather than `env` failing unseen.
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        guard
+            let opener = path.split(separator: ":").map({ "\($0)/xdg-open" }).first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "xdg-open is not on the PATH"])
+        }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["xdg-open", file.path]
+        process.executableURL = URL(fileURLWithPath: opener)
+        process.arguments = [file.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            Output.printError("Could not run xdg-open (\(error)); open the address above in a browser")
-        }
+        try process.run()
     }
 
     func remove() {

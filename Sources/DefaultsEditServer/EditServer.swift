@@ -28,8 +28,14 @@ struct EditServer: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The domain: a suite name, NSGlobalDomain (or -g), or a property-list file's path.")
-    var domain: String
+    @Argument(help: "The domain: a suite name, or NSGlobalDomain (unless -g or --path is given).")
+    var domain: String?
+
+    @Flag(name: .customShort("g"), help: "Edit the global domain, NSGlobalDomain.")
+    var globalDomain = false
+
+    @Option(help: ArgumentHelp("Edit this property-list file, as it is named.", valueName: "file"))
+    var path: String?
 
     @Option(help: "The port on 127.0.0.1 (a free one when 0).")
     var port: Int = 0
@@ -39,12 +45,19 @@ struct EditServer: AsyncParsableCommand {
 
     func run() async throws {
         LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
+        // The domain as `defaults` chose it: a file's path is taken as it is named.
         let domain: Domain
-        do {
-            domain = try Domain(argument: self.domain)
-        } catch {
-            Output.printError(error)
-            throw ExitCode(1)
+        switch (self.domain, globalDomain, path) {
+        case (nil, true, nil): domain = .global
+        case (nil, false, let path?): domain = .file(path: path)
+        case (let name?, false, nil):
+            do {
+                domain = try Domain(argument: name)
+            } catch {
+                Output.printError(error)
+                throw ExitCode(1)
+            }
+        default: throw ValidationError("Give one domain: a name, -g, or --path FILE")
         }
         guard (0...65535).contains(port) else {
             throw ValidationError("--port must be 0 through 65535")

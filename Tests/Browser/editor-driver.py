@@ -53,7 +53,11 @@ def start():
                      "--window-size=1280,900", "--no-first-run", "--disable-extensions"]:
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(DRIVER), options=options)
+    browser = webdriver.Chrome(service=Service(DRIVER), options=options)
+    # A busy machine is slow, not broken: the waits only keep a broken test from hanging.
+    browser.set_script_timeout(120)
+    browser.set_page_load_timeout(120)
+    return browser
 
 
 def row_element(browser, key):
@@ -91,7 +95,18 @@ def row_state(browser, key):
     return browser.execute_script(ROW_STATE, key)
 
 
-def wait(condition, timeout=30.0):
+def prepare(browser, key):
+    """Brings the row into view, as a person scrolling to it does, and waits until its controls are
+    there (the page builds a row's edit area when it comes near the viewport or takes focus)."""
+    browser.execute_script(
+        "const row = [...document.querySelectorAll('[data-key]')].find((e) => e.dataset.key === arguments[0]);"
+        "if (row) row.scrollIntoView({block: 'center'});", key)
+    wait(lambda: browser.execute_script(
+        "const row = [...document.querySelectorAll('[data-key]')].find((e) => e.dataset.key === arguments[0]);"
+        "return !row || !!row.querySelector('.value-control');", key))
+
+
+def wait(condition, timeout=120.0):
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
@@ -99,7 +114,7 @@ def wait(condition, timeout=30.0):
             return result
         if time.monotonic() > deadline:
             raise TimeoutError("the page did not get there in %.0f s" % timeout)
-        time.sleep(0.005)
+        time.sleep(0.025)
 
 
 def settle(browser, key):
@@ -141,9 +156,11 @@ def handle(browser, command):
                 "ready": browser.execute_script("return document.body.dataset.ready"),
                 "rows": len(browser.find_elements(By.CSS_SELECTOR, "[data-key]"))}
     if action == "row":
+        prepare(browser, command["key"])
         return row_state(browser, command["key"])
     if action == "set":
         key = command["key"]
+        prepare(browser, key)
         row = row_element(browser, key)
         control = row.find_element(By.CSS_SELECTOR, ".value-control")
         kind = control.get_attribute("type")
@@ -161,6 +178,7 @@ def handle(browser, command):
         return row_state(browser, key)
     if action in ("reset", "overwrite"):
         key = command["key"]
+        prepare(browser, key)
         row_element(browser, key).find_element(By.CSS_SELECTOR, "." + action).click()
         settle(browser, key)
         time.sleep(0.05)
@@ -183,7 +201,7 @@ def handle(browser, command):
     if action == "wait-value":
         started = time.monotonic()
         wait(lambda: (row_state(browser, command["key"]).get("value") == command["value"]),
-             command.get("timeout", 30))
+             command.get("timeout", 120))
         return {"ms": (time.monotonic() - started) * 1000}
     if action == "screenshot":
         browser.save_screenshot(command["path"])

@@ -128,7 +128,8 @@ struct EditorServerTests {
         let gone = try deleted.json()["entry"]
         #expect(deleted.status == 200 && (gone == nil || gone is NSNull))
         #expect(try editor.post("api/reset", ["all": true]).status == 200)
-        #expect((try? sandbox.storedValues(Self.domain))?.isEmpty ?? true)
+        // The file stays, with no value left.
+        #expect(try sandbox.storedValues(Self.domain).isEmpty)
     }
 
     @Test("Keys without a schema are listed, added with a type, and keep their type when written")
@@ -273,5 +274,59 @@ struct EditorServerTests {
         let partial = Data(
             "GET /\(editor.secret)/api/domain HTTP/1.1\r\nHost: 127.0.0.1:\(editor.port)\r\nX-Slow: 1".utf8)
         #expect(try EditorSession.isClosedByServer(port: editor.port, after: partial))
+        // Closing it was that connection's end, not the server's.
+        #expect(try editor.request("GET", editor.api("api/domain")).status == 200)
+    }
+
+    @Test(
+        "A body that grows past 1 MB without saying its length is refused as it passes; more pages than 16 get no stream"
+    )
+    func unannouncedLargeBodiesAndStreamLimit() throws {
+        let sandbox = try CommandSandbox()
+        try sandbox.store(["fontSize": 20], as: Self.domain)
+        let editor = try EditorSession(sandbox, domain: Self.domain, schema: Self.schema)
+        var request = "POST \(editor.api("api/write")) HTTP/1.1\r\nHost: 127.0.0.1:\(editor.port)\r\n"
+        request += "Origin: \(editor.origin)\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        var bytes = Data(request.utf8)
+        let chunk = Data(repeating: UInt8(ascii: "1"), count: 64 * 1024)
+        for _ in 0..<20 {
+            bytes += Data("\(String(chunk.count, radix: 16))\r\n".utf8) + chunk + Data("\r\n".utf8)
+        }
+        bytes += Data("0\r\n\r\n".utf8)
+        #expect(try EditorSession.parse(EditorSession.exchange(port: editor.port, bytes)).status == 413)
+        #expect(try fontSize(sandbox) == 20)
+
+        var streams: [EditorEventStream] = []
+        for _ in 0..<16 {
+            let stream = try EditorEventStream(editor)
+            try stream.wait(for: "the stream to open") { $0.contains(": live") }
+            streams.append(stream)
+        }
+        #expect(try editor.request("GET", editor.api("api/events")).status == 503)
+        streams.removeAll()
+        // A page gone leaves its place to another.
+        try waitUntil("a stream's place to be free") {
+            let stream = try EditorEventStream(editor)
+            try? stream.wait(for: "an answer") { $0.hasPrefix("HTTP/1.1") && $0.contains("\r\n\r\n") }
+            return stream.text.hasPrefix("HTTP/1.1 200")
+        }
+    }
+
+    @Test("--path edits the file as it is named, as every verb's --path does; -g the global domain")
+    func pathAndGlobalDomain() throws {
+        let sandbox = try CommandSandbox()
+        let file = sandbox.directory.appendingPathComponent("settings")
+        let editor = try EditorSession(sandbox, domain: "settings", choosing: ["--path", file.path])
+        let written = try editor.post(
+            "api/write", ["key": "count", "text": "1", "type": "integer", "expected": NSNull()])
+        #expect(written.status == 200, "\(written.text)")
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".plist"))
+
+        let global = try EditorSession(sandbox, domain: "NSGlobalDomain", choosing: ["-g"])
+        #expect(
+            try global.post("api/write", ["key": "g", "text": "x", "type": "string", "expected": NSNull()]).status
+                == 200)
+        #expect(try sandbox.run("read", "-g", "g").output == "x\n")
     }
 }

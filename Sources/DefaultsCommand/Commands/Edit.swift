@@ -55,19 +55,19 @@ struct Edit: ParsableCommand {
         if noOpen {
             words.append("--no-open")
         }
-        // The domain after `--`: a name such as `-x` is not an option.
-        words += ["--", Self.argument(for: domain)]
+        words += Self.arguments(for: domain)
         let cWords = words.map { strdup($0) } + [nil]
         execv(server, cWords)
         throw CommandFailure("Could not run \(server): \(String(cString: strerror(errno)))")
     }
 
-    /// The domain as the server's argument: a path for a file (which a name could not say).
-    private static func argument(for domain: Domain) -> String {
+    /// The domain as the server's arguments, as this command chose it: a file by `--path` (taken
+    /// as it is named), a name after `--` (so that a name such as `-x` is not an option).
+    private static func arguments(for domain: Domain) -> [String] {
         switch domain {
-        case .named(let name): name
-        case .global: Domain.globalDomainName
-        case .file(let path): path.contains("/") ? path : "./" + path
+        case .named(let name): ["--", name]
+        case .global: ["-g"]
+        case .file(let path): ["--path", path]
         }
     }
 

@@ -180,27 +180,19 @@ package struct EditedDomain: Sendable {
             if let found = reading.schema, let keySchema = found.schema.key(named: key) {
                 value = try keySchema.untypedValue(text, in: domain, schemaFile: found.file)
             } else {
-                value = try ValueParsing.value(text, as: storedType)
-                if let storedType, value.typeName != storedType.rawValue {
-                    throw CommandFailure(
-                        "Refused to write \(key) of \(domain.displayName): \(text) is not \(storedType.withArticle). "
-                            + "Nothing was written.")
+                // Read as the type asked for, refused in the command's words when it is not one.
+                let parsed = try? ValueParsing.value(text, as: storedType)
+                guard let parsed, storedType.map({ parsed.typeName == $0.rawValue }) ?? true else {
+                    throw .notOfType(text, key: key, in: domain, expected: storedType)
                 }
+                value = parsed
             }
         } catch {
             throw .refused(error.message)
         }
         try refuseManaged(key, in: reading)
-        var changedElsewhere = false
-        try change { (edit) throws(CommandFailure) in
-            if !force, EditorValueText.fingerprint(edit.values[key]) != expected {
-                changedElsewhere = true
-                throw CommandFailure("changed elsewhere")
-            }
+        try change(key, unlessChangedFrom: force ? .none : .some(expected), "written") { edit in
             edit.set(value, forKey: key)
-        } orElse: { failure in
-            changedElsewhere
-                ? .conflict("\(key) was changed elsewhere since the page read it; nothing was written") : nil
         }
         guard let entry = try entry(key) else {
             throw .refused("\(key) was written, but no layer holds it now: another process removed it")
@@ -215,16 +207,8 @@ package struct EditedDomain: Sendable {
     ///   showed: the reset is refused when the value is another now, as a write is.
     package func reset(_ key: String, expected: String?? = .none) throws(EditorFailure) -> EditorEntry? {
         try refuseManaged(key, in: try read())
-        var changedElsewhere = false
-        try change { (edit) throws(CommandFailure) in
-            if case .some(let expected) = expected, EditorValueText.fingerprint(edit.values[key]) != expected {
-                changedElsewhere = true
-                throw CommandFailure("changed elsewhere")
-            }
+        try change(key, unlessChangedFrom: expected, "reset") { edit in
             edit.remove(key)
-        } orElse: { _ in
-            changedElsewhere
-                ? .conflict("\(key) was changed elsewhere since the page read it; nothing was reset") : nil
         }
         return try entry(key)
     }
@@ -239,6 +223,25 @@ package struct EditedDomain: Sendable {
         guard !reading.layers.writability(ofKey: key).isWritable else { return }
         throw .managed(
             DomainAdministration.refusal(writing: [key], of: domain, in: reading.layers, editedKeyCount: 1).message)
+    }
+
+    /// Changes `key` by `edit` unless the user's value of it is no longer the one `expected`
+    /// names (``EditorEntry/fingerprint``; `.none`: whatever it is), checked holding the file's lock.
+    private func change(
+        _ key: String, unlessChangedFrom expected: String??, _ verb: String,
+        _ edit: (inout DomainEdit) -> Void
+    ) throws(EditorFailure) {
+        var changedElsewhere = false
+        try change { (domainEdit) throws(CommandFailure) in
+            if case .some(let expected) = expected, EditorValueText.fingerprint(domainEdit.values[key]) != expected {
+                changedElsewhere = true
+                throw CommandFailure("changed elsewhere")
+            }
+            edit(&domainEdit)
+        } orElse: { _ in
+            changedElsewhere
+                ? .conflict("\(key) was changed elsewhere since the page read it; nothing was \(verb)") : nil
+        }
     }
 
     private func change(

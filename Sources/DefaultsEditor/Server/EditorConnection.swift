@@ -31,6 +31,14 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     final class UnwritableSince: Sendable {
         let nanoseconds = Atomic<UInt64>(0)
+
+        /// Whether the connection has taken nothing for ``EditorServer/unreadTimeout``: a page
+        /// that reads nothing, not one behind for a moment after a large event.
+        var isUnread: Bool {
+            let since = nanoseconds.load(ordering: .relaxed)
+            guard since != 0 else { return false }
+            return DispatchTime.now().uptimeNanoseconds - since >= UInt64(EditorServer.unreadTimeout / .nanoseconds(1))
+        }
     }
 
     init(gate: RequestGate, responder: EditorResponder, events: DomainEvents, shared: EditorServer.SharedState) {
@@ -112,9 +120,7 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
                 // Answered now, and the rest of the body never read.
                 body.clear()
                 isClosing = true
-                let refusal = RequestGate.Verdict.refused(
-                    status: 413, reason: "A change is at most \(RequestGate.bodyLimit) bytes")
-                if let head { answer(head, refusal, context: context) }
+                if let head { answer(head, RequestGate.tooLarge, context: context) }
                 return
             }
             body.writeBuffer(&chunk)
@@ -178,9 +184,7 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
         let listener = events.listen { event in
             // A page that has read nothing for a while is closed, not buffered for: it reconnects
             // and reads the domain again.
-            let since = unwritableSince.nanoseconds.load(ordering: .relaxed)
-            let unread = since == 0 ? 0 : DispatchTime.now().uptimeNanoseconds - since
-            guard channel.isActive, unread < UInt64(EditorServer.unreadTimeout / .nanoseconds(1)) else {
+            guard channel.isActive, !unwritableSince.isUnread else {
                 channel.close(promise: nil)
                 return false
             }
@@ -204,12 +208,7 @@ final class EditorConnection: ChannelInboundHandler, RemovableChannelHandler {
         keepAlive = context.eventLoop.scheduleRepeatedTask(
             initialDelay: EditorServer.keepAliveInterval, delay: EditorServer.keepAliveInterval
         ) { _ in
-            let since = unwritableSince.nanoseconds.load(ordering: .relaxed)
-            guard
-                since == 0
-                    || DispatchTime.now().uptimeNanoseconds - since
-                        < UInt64(EditorServer.unreadTimeout / .nanoseconds(1))
-            else {
+            guard !unwritableSince.isUnread else {
                 channel.close(promise: nil)
                 return
             }

@@ -102,13 +102,10 @@ package struct EditorResponder: Sendable {
                 throw .badRequest("The event stream is served by the server")
             case .write:
                 let request = try Self.decode(WriteRequest.self, from: body)
-                do throws(EditorFailure) {
-                    let entry = try domain.write(
+                return answeringConflict(of: request.key) { () throws(EditorFailure) in
+                    try domain.write(
                         request.key, text: request.text, type: request.type, expected: request.expected,
                         force: request.force ?? false)
-                    return .json(EntryBody(entry: entry))
-                } catch  where error.status == 409 {
-                    return .failure(error, entry: try? domain.entry(request.key))
                 }
             case .reset:
                 let request = try Self.decode(ResetRequest.self, from: body)
@@ -116,14 +113,24 @@ package struct EditorResponder: Sendable {
                     return .json(DomainBody(domain: try domain.resetAll()))
                 }
                 guard let key = request.key else { throw .badRequest("Reset which key? {\"key\": NAME}") }
-                do throws(EditorFailure) {
-                    return .json(EntryBody(entry: try domain.reset(key, expected: request.expected)))
-                } catch  where error.status == 409 {
-                    return .failure(error, entry: try? domain.entry(key))
+                return answeringConflict(of: key) { () throws(EditorFailure) in
+                    try domain.reset(key, expected: request.expected)
                 }
             }
         } catch {
             return .failure(error)
+        }
+    }
+
+    /// The entry `change` leaves, or its failure; a conflict is answered with the key as it is now,
+    /// for the page to show before it asks whether to overwrite it.
+    private func answeringConflict(
+        of key: String, _ change: () throws(EditorFailure) -> EditorEntry?
+    ) -> EditorResponse {
+        do {
+            return .json(EntryBody(entry: try change()))
+        } catch {
+            return .failure(error, entry: error.status == 409 ? try? domain.entry(key) : nil)
         }
     }
 

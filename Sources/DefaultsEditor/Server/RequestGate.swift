@@ -48,9 +48,22 @@ package struct RequestGate: Sendable {
         case write = "api/write"
         case reset = "api/reset"
 
-        package var isWrite: Bool { self == .write || self == .reset }
+        /// Whether the route changes anything: it then takes `POST` only, from the page's origin.
+        /// Every route says (no default), so that a new one cannot be a write served to `GET`.
+        package var isWrite: Bool {
+            switch self {
+            case .write, .reset: true
+            case .page, .script, .style, .domain, .explain, .events: false
+            }
+        }
+
         /// The page's own files: constant bytes, which read nothing.
-        package var isPageFile: Bool { self == .page || self == .script || self == .style }
+        package var isPageFile: Bool {
+            switch self {
+            case .page, .script, .style: true
+            case .domain, .explain, .events, .write, .reset: false
+            }
+        }
     }
 
     package enum Verdict: Equatable, Sendable {
@@ -103,7 +116,7 @@ package struct RequestGate: Sendable {
                 return .refused(status: 415, reason: "A change is sent as application/json")
             }
             if let length = values("content-length").first.flatMap({ Int($0) }), length > Self.bodyLimit {
-                return .refused(status: 413, reason: "A change is at most \(Self.bodyLimit) bytes")
+                return Self.tooLarge
             }
         } else {
             // HEAD of the event stream would take a listener's place for a stream never sent.
@@ -119,14 +132,19 @@ package struct RequestGate: Sendable {
         return .allowed(route, query: query)
     }
 
+    /// The refusal of a body over ``bodyLimit``, whether its length is said first or not.
+    package static let tooLarge = Verdict.refused(status: 413, reason: "A change is at most \(bodyLimit) bytes")
+
+    /// The names the page is reached by: the loopback address the server listens on, and
+    /// `localhost`. Any other name may be someone else's that resolves here.
+    private static let loopbackNames = ["127.0.0.1", "localhost"]
+
     private func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased()
-        return host == "127.0.0.1:\(port)" || host == "localhost:\(port)"
+        Self.loopbackNames.contains { host.lowercased() == "\($0):\(port)" }
     }
 
     private func isOwnOrigin(_ origin: String) -> Bool {
-        let origin = origin.lowercased()
-        return origin == "http://127.0.0.1:\(port)" || origin == "http://localhost:\(port)"
+        Self.loopbackNames.contains { origin.lowercased() == "http://\($0):\(port)" }
     }
 
     private func split(_ target: String) -> (path: String, query: String) {

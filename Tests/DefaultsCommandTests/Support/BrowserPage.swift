@@ -67,7 +67,7 @@ final class BrowserPage {
     }
     /// Waits until the page shows `value` for `key` and returns how long that took, in ms.
     @discardableResult
-    func waitForValue(_ value: String, of key: String, timeout: Double = 60) throws -> Double {
+    func waitForValue(_ value: String, of key: String, timeout: Double = 120) throws -> Double {
         try send(["do": "wait-value", "key": key, "value": value, "timeout": timeout])["ms"] as? Double ?? -1
     }
     func consoleErrors() throws -> [String] { try send(["do": "console"])["errors"] as? [String] ?? [] }

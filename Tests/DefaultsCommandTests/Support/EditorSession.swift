@@ -21,7 +21,7 @@ final class EditorSession {
 
     init(
         _ sandbox: CommandSandbox, domain: String, schema: [KeySchema]? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], choosing selection: [String]? = nil
     ) throws {
         self.sandbox = sandbox
         self.domain = domain
@@ -31,7 +31,8 @@ final class EditorSession {
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try JSONEncoder().encode(DomainSchema(domain: domain, keys: schema)).write(to: url)
         }
-        server = try sandbox.start(["edit", domain, "--no-open"], environment: environment)
+        // The domain as named, or chosen by options (`-g`, `--path FILE`).
+        server = try sandbox.start(["edit", "--no-open"] + (selection ?? [domain]), environment: environment)
         let line = try server.line { $0.hasPrefix("Editing ") }
         address = String(line.split(separator: " ").last ?? "")
         let parts = address.dropFirst("http://127.0.0.1:".count).split(separator: "/")
@@ -123,7 +124,7 @@ final class EditorSession {
     }
 
     static func exchange(port: Int, _ request: Data) throws -> Data {
-        let socket = try connected(port: port, receiveTimeout: 30)
+        let socket = try connected(port: port, receiveTimeout: 120)
         defer { close(socket) }
         request.withUnsafeBytes { bytes in
             var sent = 0
@@ -163,19 +164,25 @@ final class EditorSession {
 /// The editor's event stream (`api/events`) as a page reads it, on a thread of its own.
 final class EditorEventStream: Sendable {
     private let socket: Int32
-    private let received = Mutex(Data())
+    private let received = Received()
+
+    /// What the stream sent so far, shared with its reading thread (which holds no reference to
+    /// the stream, so that the stream's end closes the socket).
+    private final class Received: Sendable {
+        let data = Mutex(Data())
+    }
 
     init(_ session: EditorSession) throws {
         // Reads never give up: the stream is read until the test ends.
         socket = try EditorSession.connected(port: session.port, receiveTimeout: 0)
         let request = "GET /\(session.secret)/api/events HTTP/1.1\r\nHost: 127.0.0.1:\(session.port)\r\n\r\n"
         _ = request.withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-        let thread = Thread { [self] in
+        let thread = Thread { [socket, received] in
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = recv(socket, &buffer, buffer.count, 0)
                 guard count > 0 else { return }
-                received.withLock { $0.append(contentsOf: buffer[0..<count]) }
+                received.data.withLock { $0.append(contentsOf: buffer[0..<count]) }
             }
         }
         thread.start()
@@ -186,7 +193,7 @@ final class EditorEventStream: Sendable {
         close(socket)
     }
 
-    var text: String { received.withLock { String(decoding: $0, as: UTF8.self) } }
+    var text: String { received.data.withLock { String(decoding: $0, as: UTF8.self) } }
 
     /// Waits until the stream holds text that `condition` accepts.
     func wait(for what: String, _ condition: @escaping (String) -> Bool) throws {
