@@ -6,7 +6,10 @@
 /// URLs `api/domain`, `api/explain`, `api/write`, `api/reset` and `api/events`, as the
 /// Content-Security-Policy allows: no inline scripts, styles or handlers, nothing from elsewhere.
 /// A test driver finds its hooks by class (`value-control`, `set`, `reset`, `error`, …), each
-/// row by `data-key`, and waits for `body[data-ready="true"]`.
+/// row by `data-key`, and waits for `body[data-ready="true"]`. A row holds at first only what a
+/// person reads (name, value, source, description, notes); its edit area, error and tools are
+/// built when it comes near the viewport or takes focus, so a driver scrolls a row into view and
+/// waits for its `.value-control` before acting on it.
 enum EditorPage {
     /// `index.html`: the page's markup. `app.css` and `app.js` are loaded relatively; nothing is
     /// inline (the Content-Security-Policy forbids inline scripts, styles and handlers).
@@ -498,7 +501,9 @@ enum EditorPage {
 
         // One request to the server; never throws: a network failure is a status 0 with an error.
         async function request(method, url, body) {
-          const init = { method, cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } };
+          const init = {
+            method, cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' },
+          };
           if (body !== undefined) {
             init.headers['Content-Type'] = 'application/json';
             init.body = JSON.stringify(body);
@@ -586,7 +591,8 @@ enum EditorPage {
           problem.textContent = domain.schemaProblem || '';
           problem.hidden = !domain.schemaProblem;
           $('reset-all-text').textContent = `Every value in your own file for ${domain.domain} is removed, and ` +
-            'programs read the defaults again (or the vendor’s and the administrator’s values). This cannot be undone.';
+            'programs read the defaults again (or the vendor’s and the administrator’s values). ' +
+            'This cannot be undone.';
         }
 
         function fillSection(section, entries) {
@@ -620,70 +626,201 @@ enum EditorPage {
 
         function renderDomain(domain) {
           renderHeader(domain);
+          if (nearObserver) nearObserver.disconnect();
           state.rows.clear();
           const keys = Array.isArray(domain.keys) ? domain.keys : [];
           fillSection(state.sections.schema, keys.filter((entry) => entry.inSchema));
           fillSection(state.sections.extra, keys.filter((entry) => !entry.inSchema));
           state.sections.schema.el.hidden = !domain.schema && state.sections.schema.list.childElementCount === 0;
           applyFilter();
+          requestAnimationFrame(materializeInView);
         }
 
         // ---------------------------------------------------------------- one row
 
-        // The parts every row has, built once per heading level and cloned: far cheaper than building.
-        // Parts only some rows need (badges, notes, the control) are added by fillRow.
+        // A row is built in two steps, so that a thousand of them are in the document quickly. First what
+        // a person reads: the name (a link, so that the keyboard reaches every row), badges, description,
+        // facts, the value and where it comes from, and notes (problem, managed, too large). Then, when
+        // the row comes near the viewport, takes focus, or something needs them (see materialize): its
+        // edit area (label, control, Set, Reset), its error and its tools (Explain, Copy name, Copy value).
+        // Both are cloned from parts built once: far cheaper than building. A modified key's row (every
+        // row, in a domain without a schema) comes with its badge.
         const skeletons = new Map();
 
-        function skeleton(level) {
-          if (skeletons.has(level)) return skeletons.get(level);
+        function skeleton(level, modified) {
+          const key = level + (modified ? ' modified' : '');
+          if (skeletons.has(key)) return skeletons.get(key);
           const row = el('article', 'key-row');
           row.tabIndex = -1;
           const head = el('div', 'row-head');
           head.append(el(level, 'key-name'));
           head.firstChild.append(el('a'));
+          if (modified) {
+            row.classList.add('is-modified');
+            head.append(el('span', 'badge badge-modified', 'modified'));
+          }
           const current = el('p', 'current');
           current.append('Value: ', el('code', 'current-value'), ' ', el('span', 'source'));
-          const edit = el('div', 'edit');
-          edit.append(el('label', 'vh'), button('set', 'Set'), button('reset', 'Reset to default'));
-          const error = el('p', 'error');
-          error.setAttribute('role', 'alert');
-          const tools = el('div', 'tools');
-          const explain = button('explain', 'Explain');
-          explain.setAttribute('aria-expanded', 'false');
-          tools.append(explain, button('copy-name', 'Copy name'), button('copy-value', 'Copy value'));
-          row.append(head, el('p', 'description'), el('p', 'facts'), current, edit, error, tools);
-          skeletons.set(level, row);
+          row.append(head, el('p', 'description'), el('p', 'facts'), current);
+          skeletons.set(key, row);
           return row;
+        }
+
+        let controlsSkeleton = null;
+
+        function controlsPart() {
+          if (!controlsSkeleton) {
+            const edit = el('div', 'edit');
+            edit.append(el('label', 'vh'), button('set', 'Set'), button('reset', 'Reset to default'));
+            const error = el('p', 'error');
+            error.setAttribute('role', 'alert');
+            const tools = el('div', 'tools');
+            const explain = button('explain', 'Explain');
+            explain.setAttribute('aria-expanded', 'false');
+            tools.append(explain, button('copy-name', 'Copy name'), button('copy-value', 'Copy value'));
+            controlsSkeleton = document.createDocumentFragment();
+            controlsSkeleton.append(edit, error, tools);
+          }
+          return controlsSkeleton.cloneNode(true);
+        }
+
+        // Rows come near the viewport (well before they are seen, so that scrolling never shows one
+        // without its controls): build their controls. One observer for every row.
+        const nearObserver = typeof IntersectionObserver === 'function' ?
+          new IntersectionObserver(onNear, { rootMargin: '1500px 0px' }) : null;
+
+        function onNear(changes) {
+          for (const change of changes) {
+            if (!change.isIntersecting) continue;
+            const row = state.rows.get(change.target.dataset.key);
+            if (row && row.el === change.target) materialize(row);
+          }
         }
 
         function createRow(entry, section, group) {
           const name = entry.name;
-          const base = uid('k');
-          const node = skeleton(section.grouped ? 'h4' : 'h3').cloneNode(true);
-          const [head, description, facts, current, edit, error] = node.children;
+          const modified = !!entry.modified;
+          const node = skeleton(section.grouped ? 'h4' : 'h3', modified).cloneNode(true);
+          const head = node.firstChild;
+          const description = head.nextSibling;
+          const facts = description.nextSibling;
+          const current = facts.nextSibling;
           const row = {
-            name, section, group, el: node, head, description, facts, edit, error, controlId: base + '-control',
+            name, section, group, el: node, head, description, facts, edit: null, error: null,
+            currentValue: current.firstElementChild, sourceText: current.lastChild,
+            modifiedBadge: modified ? head.lastChild : null, isModified: modified, isManaged: false,
           };
-          node.dataset.key = name;
+          node.setAttribute('data-key', name);
           const link = head.firstChild.firstChild;
           link.textContent = name;
           link.setAttribute('href', '#' + encodeURIComponent(name));
-          description.id = base + '-desc';
+          state.rows.set(name, row);
+          if (group) group.rows.add(row);
+          fillRow(row, entry);
+          if (nearObserver) nearObserver.observe(node);
+          else materialize(row);
+          return row;
+        }
+
+        // The row's edit area, error and tools, built once. Every path that needs them calls this first.
+        function materialize(row) {
+          if (row.edit) return row;
+          const base = uid('k');
+          row.controlId = base + '-control';
+          row.description.id = base + '-desc';
+          const part = controlsPart();
+          const [edit, error, tools] = part.children;
+          row.edit = edit;
+          row.error = error;
           error.id = base + '-error';
-          row.currentValue = current.children[0];
-          row.sourceText = current.children[1];
           const [label, setButton, resetButton] = edit.children;
-          label.textContent = name;       // the control's name is the key's
+          label.textContent = row.name;       // the control's name is the key's
           label.htmlFor = row.controlId;
           row.label = label;
           row.setButton = setButton;
           row.resetButton = resetButton;
-          setButton.setAttribute('aria-label', 'Set ' + name);
-          row.explainButton = node.lastChild.firstChild;
-          state.rows.set(name, row);
-          if (group) group.rows.add(row);
-          fillRow(row, entry);
+          setButton.setAttribute('aria-label', 'Set ' + row.name);
+          row.explainButton = tools.firstChild;
+          for (const kind of NOTES) if (row[kind]) row[kind].id = row.controlId + '-' + kind;
+          row.el.append(part);                // after the notes
+          if (nearObserver) nearObserver.unobserve(row.el);
+          fillControls(row, row.entry, false);
+          describe(row);
           return row;
+        }
+
+        // The rows in the viewport get their controls before the page is first painted (the observer
+        // would only tell of them after it): from the row at the top of the viewport, down.
+        function materializeInView() {
+          const bottom = innerHeight * 1.5;
+          const near = [];
+          for (let element = firstRowInView(); element && near.length < 100; element = adjacentRow(element, true)) {
+            const box = element.getBoundingClientRect();
+            if (box.top > bottom) break;
+            const row = state.rows.get(element.dataset.key);
+            if (row && !row.edit && box.bottom > 0) near.push(row);
+          }
+          for (const row of near) materialize(row);
+        }
+
+        function firstRowInView() {
+          const main = $('keys');
+          const x = main.getBoundingClientRect().left + 24;
+          const top = Math.max(0, $('toolbar').getBoundingClientRect().bottom) + 1;
+          for (let y = top; y < innerHeight; y += 48) {
+            const hit = document.elementFromPoint(x, y);
+            const row = hit && main.contains(hit) && hit.closest('.key-row');
+            if (row) return row;              // else a heading, a gap between rows: look lower
+          }
+          return null;
+        }
+
+        // A jump further than the observer's margin (End, a scrollbar dragged): the rows now in view get
+        // their controls before the frame is painted, not one frame after it. Scroll events come once a
+        // frame, before its animation frame callbacks.
+        let lastScrollY = 0;
+        let scrollCheck = 0;
+
+        function onScroll() {
+          const y = scrollY;
+          if (Math.abs(y - lastScrollY) > 1000 && !scrollCheck) {
+            scrollCheck = requestAnimationFrame(() => {
+              scrollCheck = 0;
+              materializeInView();
+            });
+          }
+          lastScrollY = y;
+        }
+
+        // Focus entering a row (Tab onto its name): its controls must be there for the next Tab, and the
+        // row before it too for Shift+Tab.
+        function onRowsFocusin(event) {
+          const row = rowOf(event.target);
+          if (!row) return;
+          materialize(row);
+          for (const forward of [false, true]) {
+            const next = adjacentRow(row.el, forward);
+            const neighbour = next && state.rows.get(next.dataset.key);
+            if (neighbour) materialize(neighbour);
+          }
+        }
+
+        // The shown row before or after `element` in document order, across groups and sections.
+        function adjacentRow(element, forward) {
+          const main = $('keys');
+          const step = forward ? 'nextElementSibling' : 'previousElementSibling';
+          for (let node = element; node && node !== main; node = node.parentElement) {
+            for (let sibling = node[step]; sibling; sibling = sibling[step]) {
+              if (sibling.hidden) continue;
+              if (sibling.classList.contains('key-row')) return sibling;
+              const rows = sibling.querySelectorAll('.key-row:not([hidden])');
+              for (let i = 0; i < rows.length; i += 1) {
+                const row = rows[forward ? i : rows.length - 1 - i];
+                if (!row.parentElement.closest('[hidden]')) return row;
+              }
+            }
+          }
+          return null;
         }
 
         // A badge in the row's head, made when first shown.
@@ -696,28 +833,30 @@ enum EditorPage {
             const later = order.slice(order.indexOf(kind) + 1).map((k) => row[k + 'Badge']).find(Boolean);
             row.head.insertBefore(row[key], later || null);
           }
-          row[key].hidden = !show;
+          if (row[key].hidden === show) row[key].hidden = !show;
         }
 
-        // A note above the control (`problem`, `managed`), made when first needed.
+        // The notes under the value, in this order, above the edit area; each made when first needed.
+        const NOTES = ['problem', 'managed', 'large'];
+
         function setNote(row, kind, text) {
           if (!row[kind]) {
             if (!text) return;
             row[kind] = el('p', kind === 'managed' ? 'managed' : kind + ' warning');
-            row[kind].id = row.controlId + '-' + kind;
-            const managed = kind === 'problem' && row.managed;
-            row.el.insertBefore(row[kind], managed || row.edit);
+            if (row.controlId) row[kind].id = row.controlId + '-' + kind;
+            const later = NOTES.slice(NOTES.indexOf(kind) + 1).map((k) => row[k]).find(Boolean);
+            row.el.insertBefore(row[kind], later || row.edit || null);
             describe(row);
           }
           row[kind].textContent = text || '';
           row[kind].hidden = !text;
         }
 
-        // The control is described by the key's description, why it is managed, and its error.
+        // The control is described by the key's description, why it is managed or not editable, and its error.
         function describe(row) {
           if (!row.control) return;
-          const ids = [row.description.id, row.managed && row.managed.id, row.error.id].filter(Boolean);
-          row.control.setAttribute('aria-describedby', ids.join(' '));
+          const notes = [row.managed, row.large].filter((note) => note && !note.hidden).map((note) => note.id);
+          row.control.setAttribute('aria-describedby', [row.description.id, ...notes, row.error.id].join(' '));
         }
 
         function factsText(entry) {
@@ -737,46 +876,62 @@ enum EditorPage {
         }
 
         // Shows `entry` in the row. keepInput: the person is typing, leave the control's value alone.
+        // A row whose controls are not built yet keeps the entry for when they are.
         function fillRow(row, entry, keepInput = false) {
           row.entry = entry;
           row.haystack = (entry.name + '\n' + (entry.description || '')).toLowerCase();
-          row.el.classList.toggle('is-modified', !!entry.modified);
-          row.el.classList.toggle('is-managed', !entry.writable);
+          if (row.isModified !== !!entry.modified) {
+            row.isModified = !!entry.modified;
+            row.el.classList.toggle('is-modified', row.isModified);
+          }
+          if (row.isManaged !== !entry.writable) {
+            row.isManaged = !entry.writable;
+            row.el.classList.toggle('is-managed', row.isManaged);
+          }
           setBadge(row, 'modified', !!entry.modified);
-          setBadge(row, 'syncs', !!entry.syncs);
-          setBadge(row, 'managed', !entry.writable);
+          if (entry.syncs || row.syncsBadge) setBadge(row, 'syncs', !!entry.syncs);
+          if (!entry.writable || row.managedBadge) setBadge(row, 'managed', !entry.writable);
 
           row.description.textContent = entry.description ||
             (entry.inSchema ? 'No description.' : 'The schema does not declare this key.');
           row.facts.textContent = factsText(entry);
           row.currentValue.textContent = entry.value == null ? '(no value)' : entry.value;
-          row.currentValue.classList.toggle('multiline', entry.value != null && entry.value.includes('\n'));
+          if (entry.value != null && entry.value.includes('\n')) row.currentValue.classList.add('multiline');
+          else if (row.currentValue.className !== 'current-value') row.currentValue.classList.remove('multiline');
           row.sourceText.textContent = sourceText(entry);
 
+          const managedBefore = row.managed && !row.managed.hidden;
+          const largeBefore = row.large && !row.large.hidden;
           setNote(row, 'problem', entry.problem && 'Problem: ' + entry.problem);
           setNote(row, 'managed', !entry.writable &&
             'Cannot be changed here: ' + (entry.notWritableBecause || 'the key is not writable') + '.');
-
-          if (row.resetIsDelete !== !entry.inSchema) {
-            row.resetIsDelete = !entry.inSchema;
-            row.resetButton.textContent = entry.inSchema ? 'Reset to default' : 'Delete';
-            row.resetButton.setAttribute('aria-label', (entry.inSchema ? 'Reset to default: ' : 'Delete ') + row.name);
-          }
-          row.resetButton.hidden = !entry.modified;
           setNote(row, 'large', entry.tooLargeToEdit &&
             'Too large to edit here; shown cut short. defaults write or defaults import change it.');
-          row.setButton.disabled = !entry.writable || !!entry.tooLargeToEdit;
-          row.resetButton.disabled = !entry.writable;   // the server refuses a managed key's reset
+          if (managedBefore !== !entry.writable || largeBefore !== !!entry.tooLargeToEdit) describe(row);
 
-          setControl(row, entry.tooLargeToEdit ? { ...entry, writable: false } : entry, keepInput);
+          if (row.edit) fillControls(row, entry, keepInput);
           if (!keepInput) {
             row.pending = null;
             clearMessages(row);
           }
         }
 
+        // The edit area shows `entry`.
+        function fillControls(row, entry, keepInput) {
+          if (row.resetIsDelete !== !entry.inSchema) {
+            row.resetIsDelete = !entry.inSchema;
+            row.resetButton.textContent = entry.inSchema ? 'Reset to default' : 'Delete';
+            row.resetButton.setAttribute('aria-label', (entry.inSchema ? 'Reset to default: ' : 'Delete ') + row.name);
+          }
+          row.resetButton.hidden = !entry.modified;
+          row.setButton.disabled = !entry.writable || !!entry.tooLargeToEdit;
+          row.resetButton.disabled = !entry.writable;   // the server refuses a managed key's reset
+          setControl(row, entry.tooLargeToEdit ? { ...entry, writable: false } : entry, keepInput);
+        }
+
         function clearMessages(row) {
-          row.error.textContent = '';
+          if (!row.edit) return;
+          if (row.error.firstChild) row.error.textContent = '';
           if (row.control) row.control.removeAttribute('aria-invalid');
           if (row.notice) { row.notice.remove(); row.notice = null; }
           if (row.conflict) { row.conflict.remove(); row.conflict = null; }
@@ -914,18 +1069,21 @@ enum EditorPage {
         }
 
         function isEditing(row) {
+          if (!row.control) return false;
           return document.activeElement === row.control || readControl(row) !== row.baseline;
         }
 
         // ---------------------------------------------------------------- writing
 
         function showError(row, message) {
+          materialize(row);
           row.error.textContent = '';
           row.error.textContent = message;
           row.control.setAttribute('aria-invalid', 'true');
         }
 
         function applyRow(row) {
+          materialize(row);
           if (!row.entry.writable || row.busy) return;
           if (row.kind === 'number' && row.control.validity.badInput) {
             showError(row, 'Enter a number.');
@@ -935,6 +1093,7 @@ enum EditorPage {
         }
 
         async function write(row, text, force) {
+          materialize(row);
           const entry = row.entry;
           const body = { key: row.name, text, expected: entry.fingerprint ?? null, force };
           if (force && row.conflictEntry) body.expected = row.conflictEntry.fingerprint ?? null;
@@ -970,6 +1129,7 @@ enum EditorPage {
         }
 
         function showConflict(row, current, text, message) {
+          materialize(row);
           row.conflictEntry = current;
           row.conflictText = text;
           if (row.conflict) row.conflict.remove();
@@ -989,6 +1149,7 @@ enum EditorPage {
         }
 
         function showNotice(row, entry) {
+          materialize(row);
           if (row.notice) row.notice.remove();
           const notice = el('div', 'notice');
           notice.setAttribute('role', 'status');
@@ -1000,11 +1161,14 @@ enum EditorPage {
         }
 
         async function resetRow(row) {
+          materialize(row);
           if (row.busy) return;
           row.busy = true;
+          row.el.setAttribute('aria-busy', 'true');
           const expected = row.entry.fingerprint ?? null;
           const { status, data } = await request('POST', 'api/reset', { key: row.name, expected });
           row.busy = false;
+          row.el.removeAttribute('aria-busy');
           if (status !== 200) {
             // Changed elsewhere since it was shown: show what it is now, and let the person decide.
             if (status === 409 && data && data.entry) fillRow(row, data.entry);
@@ -1029,6 +1193,7 @@ enum EditorPage {
 
         // The disclosure under the row, made on first use; read afresh each time it opens.
         function toggleExplain(row) {
+          materialize(row);
           const open = row.explainButton.getAttribute('aria-expanded') !== 'true';
           if (!row.explainBody) {
             row.explainBody = el('div', 'explain-body');
@@ -1135,6 +1300,7 @@ enum EditorPage {
         }
 
         function removeRow(row) {
+          if (nearObserver) nearObserver.unobserve(row.el);
           row.el.remove();
           state.rows.delete(row.name);
           if (row.group) {
@@ -1223,6 +1389,7 @@ enum EditorPage {
           const row = state.rows.get(hashKey());
           if (!row) return;
           if (row.el.hidden) clearFilter();
+          materialize(row);
           row.el.scrollIntoView({ block: 'start' });
           row.el.focus({ preventScroll: true });
         }
@@ -1525,6 +1692,7 @@ enum EditorPage {
           main.addEventListener('input', onRowsInput);
           main.addEventListener('keydown', onRowsKeydown);
           main.addEventListener('focusout', onRowsFocusout);
+          main.addEventListener('focusin', onRowsFocusin);
 
           $('search').addEventListener('input', applyFilter);
           $('only-modified').addEventListener('change', applyFilter);
@@ -1536,6 +1704,7 @@ enum EditorPage {
           $('add-type').addEventListener('change', updateAddHint);
           updateAddHint();
           window.addEventListener('hashchange', goToHash);
+          window.addEventListener('scroll', onScroll, { passive: true });
 
           // "/" goes to the search box, as in many lists; not while typing somewhere.
           document.addEventListener('keydown', (event) => {
