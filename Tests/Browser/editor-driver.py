@@ -128,6 +128,18 @@ def shown_keys(browser):
         ".filter((e) => e.offsetParent !== null).map((e) => e.dataset.key);")
 
 
+def filtered(browser):
+    """The keys shown once the count the page gives (`12 of 1000 keys`) agrees with them (none
+    shown is an answer too)."""
+    from selenium.webdriver.common.by import By
+
+    def agreed():
+        shown = shown_keys(browser)
+        count = browser.find_element(By.ID, "shown-count").text.split(" ")[0].replace(",", "")
+        return (shown,) if count == str(len(shown)) else None
+    return wait(agreed)[0]
+
+
 def handle(browser, command):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -181,7 +193,6 @@ def handle(browser, command):
         prepare(browser, key)
         row_element(browser, key).find_element(By.CSS_SELECTOR, "." + action).click()
         settle(browser, key)
-        time.sleep(0.05)
         return row_state(browser, key)
     if action == "search":
         box = browser.find_element(By.ID, "search")
@@ -190,14 +201,14 @@ def handle(browser, command):
         box.send_keys(Keys.DELETE)
         if command["text"]:
             box.send_keys(command["text"])
-        time.sleep(0.2)
-        return {"shown": shown_keys(browser), "count": browser.find_element(By.ID, "shown-count").text}
+        # The page filters as each key is typed; what it shows agrees with its count once done.
+        wait(lambda: browser.execute_script("return document.getElementById('search').value") == command["text"])
+        return {"shown": filtered(browser), "count": browser.find_element(By.ID, "shown-count").text}
     if action == "only-modified":
         box = browser.find_element(By.ID, "only-modified")
         if box.is_selected() != command["on"]:
             box.click()
-        time.sleep(0.2)
-        return {"shown": shown_keys(browser)}
+        return {"shown": filtered(browser)}
     if action == "wait-value":
         started = time.monotonic()
         wait(lambda: (row_state(browser, command["key"]).get("value") == command["value"]),
