@@ -56,8 +56,8 @@ extension KeyExplanation {
                     explained.isRead = false
                     readsDefault = true
                 }
-            } else if let allowed = keySchema?.consistentAllowedValues, !allowed.allows(SchemaValue(layer.value)) {
-                explained.problem = "not among the values the schema allows (\(allowed.summary)); read as it is"
+            } else {
+                explained.problem = keySchema?.allowedValuesNote(for: layer.value)
             }
             if layer.kind == .user, keySchema?.iCloud ?? true {
                 explained.sync = SyncJournal.record(

@@ -2,6 +2,13 @@ import DefaultsPropertyList
 import DefaultsSchema
 
 extension KeySchema {
+    /// How a stored `value` the key reads disagrees with its allowed values, as `explain` and the
+    /// editor tell it; `nil` when it does not (or the allowed values contradict the key).
+    package func allowedValuesNote(for value: PropertyListValue) -> String? {
+        guard let allowed = consistentAllowedValues, !allowed.allows(SchemaValue(value)) else { return nil }
+        return "not among the values the schema allows (\(allowed.summary)); read as it is"
+    }
+
     /// The default as people read it: its value, `none` or `computed when read`; for
     /// `explain --json`, which escapes per JSON.
     package var defaultText: String {

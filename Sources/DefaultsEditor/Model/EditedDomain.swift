@@ -109,10 +109,7 @@ package struct EditedDomain: Sendable {
             source = "default"
         }
         let allowed = keySchema?.consistentAllowedValues
-        var problem: String?
-        if let allowed, let read, !allowed.allows(SchemaValue(read.value)) {
-            problem = "not among the values the schema allows (\(allowed.summary)); read as it is"
-        }
+        let problem = read.flatMap { keySchema?.allowedValuesNote(for: $0.value) }
         let text = value.map { EditorValueText.bounded(Output.text($0.object)) }
         let editText = value.map(EditorValueText.editText)
         let tooLarge = text?.isCut == true || (editText?.utf8.count ?? 0) > EditorValueText.textLimit
