@@ -305,9 +305,10 @@ struct FairnessTests {
         gate.open()
         for task in tasks { try await task.value }
         // In order of asking: the two let in together when the gate opens may start in either
-        // order, and the last waits for one of them.
-        #expect(entered.all.prefix(2) == [0, 1] && Set(entered.all.dropFirst(2).prefix(2)) == [2, 3])
-        #expect(entered.all.count == 5 && entered.all.last == 4)
+        // order, and the last is let in only when one of them is done (so it may start before the
+        // other, on a busy machine), never before both.
+        #expect(entered.all.prefix(2) == [0, 1] && [2, 3].contains(entered.all.dropFirst(2).first))
+        #expect(entered.all.count == 5 && Set(entered.all.dropFirst(2)) == [2, 3, 4])
         #expect(share.held(by: "greedy") == 0 && share.waiting(of: "greedy") == 0)
     }
 

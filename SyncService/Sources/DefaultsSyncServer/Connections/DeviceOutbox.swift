@@ -7,12 +7,13 @@ import Synchronization
 /// requests, the fan-out of other devices' changes) only queues: a slow device never holds up
 /// another, and costs the instance at most a known number of bytes.
 ///
-/// The queue counts every byte its connection has not yet taken. The device's session reads the
-/// device's next message only while fewer than ``Bounds/bytes`` wait (``waitForRoom()``), so a
+/// The queue counts every byte its connection has not yet taken. The device's connection reads
+/// the device's next message only while fewer than ``Bounds/bytes`` wait (``hasRoom``), so a
 /// device that asks and never reads is not read from either; the fan-out does not wait, but a
-/// queue that passes ``Bounds/hardBytes`` closes the device. A device whose connection takes
-/// nothing for ``Bounds/stall`` while something waits (its peer reads nothing) is closed as well:
-/// both as ``SyncCloseReason/slowConsumer``.
+/// queue that passes ``Bounds/hardBytes`` closes the device as a
+/// ``SyncCloseReason/slowConsumer``. The connection (``DeviceConnection``) takes what waits on its
+/// event loop; the outbox wakes it, once, when something arrives for a connection that found the
+/// queue empty, and when the outbox is closed.
 final class DeviceOutbox: Sendable {
     /// How much a device's queue may hold, and for how long it may stand still.
     struct Bounds: Sendable {
@@ -37,13 +38,10 @@ final class DeviceOutbox: Sendable {
         var head = 0
         /// The bytes queued and not yet taken by the connection, the one being written included.
         var pending = 0
-        /// When the connection last took bytes, or the queue last went from empty to not.
-        var lastProgress = ContinuousClock.now
         var closing: (reason: SyncCloseReason, detail: String?)?
         var isFinished = false
-        var writer: CheckedContinuation<Outgoing?, Never>?
-        var roomWaiters: [CheckedContinuation<Bool, Never>] = []
-        var endWaiters: [CheckedContinuation<(reason: SyncCloseReason, detail: String?)?, Never>] = []
+        /// Whether the connection found nothing to take and waits to be woken.
+        var writerWaits = false
 
         var isEnded: Bool { isFinished || closing != nil }
     }
@@ -53,13 +51,20 @@ final class DeviceOutbox: Sendable {
     let id = DeviceOutbox.nextID.add(1, ordering: .relaxed).newValue
     let bounds: Bounds
     private let state = Mutex(State())
+    /// Tells the connection to take what waits (called outside the lock, from any thread).
+    private let wake: @Sendable () -> Void
 
-    init(bounds: Bounds) {
+    init(bounds: Bounds, wake: @escaping @Sendable () -> Void) {
         self.bounds = bounds
+        self.wake = wake
     }
 
     /// The bytes waiting for the connection.
     var pendingBytes: Int { state.withLock { $0.pending } }
+
+    /// Whether the connection may read the device's next message: fewer than ``Bounds/bytes``
+    /// wait, and the outbox is open.
+    var hasRoom: Bool { state.withLock { !$0.isEnded && $0.pending < bounds.bytes } }
 
     /// Queues `message`, which does not wait for room (the fan-out, a welcome); closes the device
     /// as a slow consumer when that takes its queue past the hard bound.
@@ -79,155 +84,88 @@ final class DeviceOutbox: Sendable {
         (try? SyncProtocol.encode(message)).map { ByteBuffer(string: $0) }
     }
 
-    /// Queues the answer to one of the device's messages: the session reads a message only while
-    /// the queue has room (``waitForRoom()``), which bounds what answers hold.
-    func reply(_ message: ServerMessage) {
-        guard let frame = Self.frame(of: message) else { return }
+    /// Queues the answer to one of the device's messages, encoded (``frame(of:)``): the
+    /// connection reads a message only while the queue has room (``hasRoom``), which bounds what
+    /// answers hold.
+    func reply(frame: ByteBuffer) {
         enqueue(frame, bounded: false)
     }
 
     private func enqueue(_ buffer: ByteBuffer, bounded: Bool) {
-        let (writer, overflowed): (CheckedContinuation<Outgoing?, Never>?, Bool) = state.withLock { state in
-            guard !state.isEnded else { return (nil, false) }
+        let (wakes, overflowed): (Bool, Bool) = state.withLock { state in
+            guard !state.isEnded else { return (false, false) }
             if bounded, state.pending > 0, state.pending + buffer.readableBytes > bounds.hardBytes {
-                return (nil, true)
+                return (false, true)
             }
-            if state.pending == 0 { state.lastProgress = .now }
             state.pending += buffer.readableBytes
-            if let writer = state.writer {
-                state.writer = nil
-                return (writer, false)
-            }
             state.queue.append(buffer)
-            return (nil, false)
+            defer { state.writerWaits = false }
+            return (state.writerWaits, false)
         }
         if overflowed {
             close(.slowConsumer, detail: "more than \(bounds.hardBytes) bytes waited for the device")
         }
-        writer?.resume(returning: .message(buffer))
+        if wakes { wake() }
     }
 
-    /// Waits until fewer than ``Bounds/bytes`` wait for the connection; `false` once the outbox
-    /// is closed or finished.
-    func waitForRoom() async -> Bool {
-        await withCheckedContinuation { continuation in
-            let answer: Bool? = state.withLock { state in
-                if state.isEnded { return false }
-                if state.pending < bounds.bytes { return true }
-                state.roomWaiters.append(continuation)
-                return nil
-            }
-            if let answer { continuation.resume(returning: answer) }
-        }
-    }
-
-    /// The next thing for the connection's one writer to do; `nil` once the outbox is finished.
-    /// The writer reports the bytes it writes with ``taken(_:)`` and a message done with
-    /// ``written()``.
-    func next() async -> Outgoing? {
-        await withCheckedContinuation { continuation in
-            let ready: Outgoing?? = state.withLock { state in
-                if let closing = state.closing { return .some(.close(closing.reason, detail: closing.detail)) }
-                if state.head < state.queue.count {
-                    let message = state.queue[state.head]
-                    state.queue[state.head] = ByteBuffer()
-                    state.head += 1
-                    if state.head == state.queue.count {
-                        state.queue.removeAll(keepingCapacity: state.queue.count < 64)
-                        state.head = 0
-                    } else if state.head >= 64, state.head * 2 >= state.queue.count {
-                        state.queue.removeFirst(state.head)
-                        state.head = 0
-                    }
-                    return .some(.message(message))
-                }
-                if state.isFinished { return .some(nil) }
-                state.writer = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-
-    /// The connection took `count` bytes of the message being written: they leave the count, and
-    /// the device may be read from again once the queue is under its bound.
-    func taken(_ count: Int) {
-        let waiters: [CheckedContinuation<Bool, Never>] = state.withLock { state in
-            state.pending = max(0, state.pending - count)
-            state.lastProgress = .now
-            guard state.pending < bounds.bytes else { return [] }
-            defer { state.roomWaiters = [] }
-            return state.roomWaiters
-        }
-        for waiter in waiters { waiter.resume(returning: true) }
-    }
-
-    /// How long the connection has taken nothing while something waited for it; zero when nothing
-    /// waits.
-    func stalled(at now: ContinuousClock.Instant = .now) -> Duration {
+    /// The next thing for the connection to do; `nil` when nothing waits (the outbox wakes the
+    /// connection when something comes) or once it is finished. The connection reports the bytes
+    /// it writes with ``taken(_:)``.
+    func take() -> Outgoing? {
         state.withLock { state in
-            state.pending > 0 && !state.isEnded ? state.lastProgress.duration(to: now) : .zero
+            if let closing = state.closing { return .close(closing.reason, detail: closing.detail) }
+            guard state.head < state.queue.count else {
+                state.writerWaits = !state.isFinished
+                return nil
+            }
+            let message = state.queue[state.head]
+            state.queue[state.head] = ByteBuffer()
+            state.head += 1
+            if state.head == state.queue.count {
+                // An idle connection keeps no queue's storage.
+                state.queue.removeAll(keepingCapacity: false)
+                state.head = 0
+            } else if state.head >= 64, state.head * 2 >= state.queue.count {
+                state.queue.removeFirst(state.head)
+                state.head = 0
+            }
+            return .message(message)
+        }
+    }
+
+    /// The connection took `count` bytes of the message being written: they leave the count.
+    func taken(_ count: Int) {
+        state.withLock { state in
+            state.pending = max(0, state.pending - count)
         }
     }
 
     /// Closes the device's connection for `reason` (`detail` is for people and logs): what waits
-    /// is dropped, and the session sends a close frame saying why, then closes the connection.
-    /// Callable from anywhere (revocation, a token's expiry, the fan-out); the first reason wins.
+    /// is dropped, and the connection sends a close frame saying why, then closes. Callable from
+    /// anywhere (revocation, a token's expiry, the fan-out); the first reason wins.
     func close(_ reason: SyncCloseReason, detail: String? = nil) {
-        end { state in
+        let wakes = state.withLock { state -> Bool in
             guard !state.isEnded else { return false }
             state.closing = (reason, detail)
+            // Nothing more is written: the memory goes now, not when the device reads.
+            state.queue = []
+            state.head = 0
+            state.pending = 0
             return true
         }
+        if wakes { wake() }
     }
 
     /// Why the outbox was closed, if it was.
     var closeReason: (reason: SyncCloseReason, detail: String?)? { state.withLock { $0.closing } }
 
-    /// Waits until the outbox is closed (and returns why) or finished (`nil`).
-    func ended() async -> (reason: SyncCloseReason, detail: String?)? {
-        await withCheckedContinuation { continuation in
-            let ended: (reason: SyncCloseReason, detail: String?)?? = state.withLock { state in
-                guard state.isEnded else {
-                    state.endWaiters.append(continuation)
-                    return nil
-                }
-                return .some(state.closing)
-            }
-            if let ended { continuation.resume(returning: ended) }
-        }
-    }
-
-    /// Ends the outbox when its session ends: the writer stops after what waits.
+    /// Ends the outbox when its connection ends: nothing more is queued.
     func finish() {
-        end { state in
-            guard !state.isFinished else { return false }
+        state.withLock { state in
             state.isFinished = true
-            return true
+            state.queue = []
+            state.head = 0
+            state.pending = 0
         }
-    }
-
-    private func end(_ change: (inout State) -> Bool) {
-        guard
-            let ended = state.withLock({ state -> State? in
-                guard change(&state) else { return nil }
-                if state.closing != nil {
-                    // Nothing more is written: the memory goes now, not when the device reads.
-                    state.queue = []
-                    state.head = 0
-                    state.pending = 0
-                }
-                defer {
-                    state.writer = nil
-                    state.roomWaiters = []
-                    state.endWaiters = []
-                }
-                return state
-            })
-        else { return }
-        let closing = ended.closing
-        ended.writer?.resume(returning: closing.map { .close($0.reason, detail: $0.detail) })
-        for waiter in ended.roomWaiters { waiter.resume(returning: false) }
-        for waiter in ended.endWaiters { waiter.resume(returning: closing) }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 import NIOCore
 
 /// Text from outside (a claimed user, a close reason, an error that may quote a key) as a log line
@@ -17,9 +16,9 @@ struct ClientAddress: CustomStringConvertible, Sendable {
     let peer: String
     let forwardedFor: String?
 
-    init(channel: any Channel, request: HTTPRequest) {
+    init(channel: any Channel, forwardedFor: String?) {
         peer = Self.describe(channel.remoteAddress)
-        forwardedFor = request.headerFields.first { $0.name.canonicalName == "x-forwarded-for" }?.value
+        self.forwardedFor = forwardedFor
     }
 
     var description: String { forwardedFor.map { "\(peer) (forwarded for \(escaped($0, limit: 128)))" } ?? peer }

@@ -3,10 +3,9 @@ import DefaultsSyncSQL
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
-import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
@@ -34,6 +33,12 @@ public enum SyncServer {
         metricsListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
         let tokens = try await AccessTokens(keyFiles: configuration.tokenKeyFiles, policy: configuration.tokenPolicy)
+        let openFiles = OpenFilesLimit.raise()
+        if let openFiles, openFiles < OpenFilesLimit.warnBelow {
+            logger.warning(
+                "at most \(openFiles) open files, one per device connection: raise the hard limit (LimitNOFILE=) for more devices"
+            )
+        }
         let database = try PostgresURL(configuration.databaseURL)
         let connectionConfiguration = try database.connectionConfiguration()
         try await prepare(database, configuration: connectionConfiguration, logger: logger)
@@ -56,118 +61,77 @@ public enum SyncServer {
         let fanout = ChangeFanout(
             storage: storage, listenerConfiguration: connectionConfiguration, metrics: metrics, logger: logger)
 
-        let router = Router()
-        router.get("/health") { _, _ -> Response in
-            let healthy = await answers(client, logger: logger)
-            let body =
-                "{\"status\":\"\(healthy ? "ok" : "database unavailable")\",\"connections\":\(metrics.currentConnections)}\n"
-            return Response(
-                status: healthy ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
-        }
-
         let limits = configuration.limits
-        let idle = TimeAmount.milliseconds(
-            configuration.idleTimeout.components.seconds * 1000
-                + configuration.idleTimeout.components.attoseconds / 1_000_000_000_000_000)
+        let idle = TimeAmount.nanoseconds(nanoseconds(configuration.idleTimeout))
         // A device that asks and never reads holds at most `outboxBytes` and one reply; the fan-out
         // does not wait, so its queue may pass that by one message of the largest size.
-        let outboxBounds = DeviceOutbox.Bounds(
-            bytes: configuration.outboxBytes, hardBytes: configuration.outboxBytes + limits.messageBytes,
-            stall: configuration.slowConsumerTimeout)
-        let upgrade = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: HTTP1Channel.Configuration(idleTimeout: idle),
-            ws: WebSocketServerConfiguration(
-                maxFrameSize: limits.messageBytes, autoPing: .enabled(timePeriod: configuration.pingInterval)))
-        let shouldUpgrade:
-            @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
-                WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
-            > = { request, channel, logger in
-                guard request.path?.split(separator: "?").first.map(String.init) == SyncProtocol.path else {
-                    return .dontUpgrade
-                }
-                let address = ClientAddress(channel: channel, request: request)
-                let claims: Result<TokenClaims, AccessTokenError>
-                var token: String?
-                if let header = request.headerFields[.authorization], header.hasPrefix("Bearer ") {
-                    token = String(header.dropFirst("Bearer ".count))
-                    do throws(AccessTokenError) {
-                        claims = .success(try await tokens.verify(token ?? ""))
-                    } catch {
-                        claims = .failure(error)
-                    }
-                } else {
-                    claims = .failure(.missing)
-                }
-                // Upgraded even when refused, so that the device reads why in the close frame.
-                return .upgrade([:]) { [token] inbound, outbound, _ in
-                    // A WebSocket now: the request's deadline is over, the pings and outbox judge it.
-                    await RequestDeadlineHandler.remove(from: channel)
-                    switch claims {
-                    case .failure(let error):
-                        metrics.refusedToken()
-                        logger.notice(
-                            "refused a connection from \(address), \(ClaimedIdentity(token: token)): \(escaped(error.description))"
-                        )
-                        // Not at once: a close frame that arrives with the upgrade's response can be
-                        // missed by a client still setting up (seen with WSClient on a busy machine).
-                        try await Task.sleep(for: .milliseconds(100))
-                        try await outbound.close(
-                            .policyViolation, reason: DeviceSession.closeFrameReason(error.description))
-                    case .success(let claims):
-                        let session = DeviceSession(
-                            claims: claims, tokenRefusedFrom: tokens.policy.refusedFrom(claims), storage: storage,
-                            fanout: fanout, limits: limits, outboxBounds: outboxBounds, reads: reads, pushes: pushes,
-                            reconnections: reconnections, metrics: metrics,
-                            channel: channel, client: address, logger: logger)
-                        try await session.run(inbound: inbound, outbound: outbound)
-                    }
-                }
-            }
-        var server = HTTPServerBuilder { responder in
-            RequestDeadlineChannel(
-                inner: HTTP1WebSocketUpgradeChannel(
-                    responder: responder, configuration: upgrade, shouldUpgrade: shouldUpgrade),
-                deadline: idle)
-        }
-        if let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile {
-            let tls = TLSConfiguration.makeServerConfiguration(
-                certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
-                privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
-            server = try .tls(server, tlsConfiguration: tls)
-        }
-        var services: [any Service] = [client, fanout]
-        if let metricsPage, let metricsPort = configuration.metricsPort {
-            services.append(
-                metricsListener(
-                    page: metricsPage, host: configuration.metricsHost, port: metricsPort, deadline: idle,
-                    logger: logger, listening: metricsListening))
-        }
-        let app = Application(
-            router: router,
-            server: server,
-            configuration: ApplicationConfiguration(
+        let settings = DeviceConnection.Settings(
+            outboxBounds: DeviceOutbox.Bounds(
+                bytes: configuration.outboxBytes, hardBytes: configuration.outboxBytes + limits.messageBytes,
+                stall: configuration.slowConsumerTimeout),
+            pingInterval: .nanoseconds(nanoseconds(configuration.pingInterval)))
+        let tls = try tlsContext(configuration)
+        let devices = DeviceChannel(
+            tokens: tokens,
+            backend: InstanceBackend(
+                storage: storage, fanout: fanout, limits: limits, reads: reads, pushes: pushes,
+                reconnections: reconnections, metrics: metrics, logger: logger),
+            settings: settings, messageBytes: limits.messageBytes, requestDeadline: idle, tls: tls,
+            wheels: TimerWheels(),
+            health: {
+                let healthy = await answers(client, logger: logger)
+                return (
+                    healthy,
+                    "{\"status\":\"\(healthy ? "ok" : "database unavailable")\",\"connections\":\(metrics.currentConnections)}\n"
+                )
+            },
+            metrics: metrics, logger: logger)
+        let devicePort = devices.server(
+            configuration: ServerConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "defaults-sync-server"),
-            services: services,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 logger.notice(
-                    "defaults-sync-server \(version) listening on \(configuration.host):\(port)\(configuration.tlsCertificateFile == nil ? "" : " (TLS)"); \(describe(configuration))"
+                    "defaults-sync-server \(version) listening on \(configuration.host):\(port)\(tls == nil ? "" : " (TLS)"); \(describe(configuration)), open files \(openFiles.map(String.init) ?? "unknown")"
                 )
                 await listening(port)
             },
-            logger: logger)
-        // Listed last, so that the signal reaches it first: it logs the drain, then the server
-        // closes its WebSockets.
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: client), .init(service: fanout),
+        ]
+        if let metricsPage, let metricsPort = configuration.metricsPort {
+            services.append(
+                .init(
+                    service: metricsListener(
+                        page: metricsPage, host: configuration.metricsHost, port: metricsPort, deadline: idle,
+                        logger: logger, listening: metricsListening)))
+        }
+        // Stopped in the reverse order: the drain's log line first, then the devices' port (each
+        // connection closed with a close frame), then the fan-out and the database's pool.
+        services.append(.init(service: devicePort))
+        services.append(.init(service: DrainLog(metrics: metrics, logger: logger), successTerminationBehavior: .ignore))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: app),
-                    .init(service: DrainLog(metrics: metrics, logger: logger), successTerminationBehavior: .ignore),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         logger.notice("stopped")
+    }
+
+    /// The TLS context of the devices' port, when the configuration names a certificate and a key.
+    private static func tlsContext(_ configuration: SyncServerConfiguration) throws -> NIOSSLContext? {
+        guard let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile else {
+            return nil
+        }
+        return try NIOSSLContext(
+            configuration: TLSConfiguration.makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
+    }
+
+    /// `duration` in whole nanoseconds.
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     /// What an instance enforces, for its start's log line.

@@ -1,0 +1,127 @@
+import DefaultsSyncProtocol
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import NIOWebSocket
+import Synchronization
+
+/// The devices' port, as SwiftNIO handlers alone: HTTP/1 for `GET /health` (``HealthResponder``)
+/// and the upgrade of `/v1/sync` to a WebSocket, whose token is verified before the upgrade; then
+/// a ``DeviceConnection``. Each connection is its pipeline and nothing else: ``handle(value:logger:)``
+/// returns at once, so no task waits for a connection, idle or not. The server's graceful stop
+/// reaches the connections as NIO's `ChannelShouldQuiesceEvent`.
+struct DeviceChannel: ServerChildChannel {
+    struct Value: ServerChildChannelValue {
+        let channel: any Channel
+    }
+
+    let tokens: AccessTokens
+    let backend: any ConnectionBackend
+    let settings: DeviceConnection.Settings
+    /// The largest message a device may send, whole or in fragments.
+    let messageBytes: Int
+    /// How long a client has to send a whole request (``RequestDeadlineHandler``).
+    let requestDeadline: TimeAmount
+    let tls: NIOSSLContext?
+    let wheels: TimerWheels
+    let health: @Sendable () async -> (healthy: Bool, body: String)
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    /// The socket's send buffer, fixed (Linux doubles it for its own bookkeeping): without it, the
+    /// kernel's autotuning lets a peer that reads nothing park up to 4 MB there per connection, and
+    /// the server answers that many more of its requests before the outbox holds any of them.
+    static let socketSendBufferBytes = 256 * 1024
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
+            // After the TLS handler: a TLS handshake counts against the deadline.
+            try pipeline.addHandler(
+                RequestDeadlineHandler(deadline: requestDeadline), name: RequestDeadlineHandler.name)
+            let credentials = NIOLoopBoundBox<DeviceConnection.Credentials?>(nil, eventLoop: channel.eventLoop)
+            let upgrader = NIOWebSocketServerUpgrader(
+                maxFrameSize: messageBytes, automaticErrorHandling: true,
+                shouldUpgrade: { channel, head in verify(head, on: channel, into: credentials) },
+                upgradePipelineHandler: { channel, head in
+                    channel.eventLoop.makeCompletedFuture {
+                        try becomeWebSocket(channel, head: head, credentials: credentials.value)
+                    }
+                })
+            try pipeline.configureHTTPServerPipeline(
+                withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }), withErrorHandling: true)
+            try pipeline.addHandler(HealthResponder(check: health), name: HealthResponder.name)
+            return Value(channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {}
+
+    /// Upgrades every request for ``SyncProtocol/path``, its token verified or not, so that a
+    /// refused device reads why in the close frame; leaves any other to ``HealthResponder``.
+    private func verify(
+        _ head: HTTPRequestHead, on channel: any Channel,
+        into found: NIOLoopBoundBox<DeviceConnection.Credentials?>
+    ) -> EventLoopFuture<HTTPHeaders?> {
+        guard head.uri.split(separator: "?", omittingEmptySubsequences: false).first == Substring(SyncProtocol.path)
+        else { return channel.eventLoop.makeSucceededFuture(nil) }
+        let token = head.headers["authorization"].first { $0.hasPrefix("Bearer ") }.map {
+            String($0.dropFirst("Bearer ".count))
+        }
+        let tokens = tokens
+        return channel.eventLoop.makeFutureWithTask { () -> DeviceConnection.Credentials in
+            guard let token else { return .refused(.missing, token: nil) }
+            do throws(AccessTokenError) {
+                let claims = try await tokens.verify(token)
+                return .verified(claims, refusedFrom: tokens.policy.refusedFrom(claims))
+            } catch {
+                return .refused(error, token: token)
+            }
+        }.map { credentials in
+            found.value = credentials
+            return HTTPHeaders()
+        }
+    }
+
+    /// After the upgrade's response: the request's deadline and the HTTP handler go, the device's
+    /// connection comes.
+    private func becomeWebSocket(
+        _ channel: any Channel, head: HTTPRequestHead, credentials: DeviceConnection.Credentials?
+    ) throws {
+        let pipeline = channel.pipeline.syncOperations
+        // A WebSocket now: the pings and the device's outbox judge it.
+        _ = pipeline.removeHandler(name: RequestDeadlineHandler.name)
+        _ = pipeline.removeHandler(name: HealthResponder.name)
+        _ = channel.setOption(.socketOption(.so_sndbuf), value: Self.socketSendBufferBytes)
+        try pipeline.addHandler(
+            NIOWebSocketFrameAggregator(
+                minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 4096, maxAccumulatedFrameSize: messageBytes))
+        try pipeline.addHandler(
+            DeviceConnection(
+                credentials: credentials ?? .refused(.missing, token: nil),
+                client: ClientAddress(channel: channel, forwardedFor: head.headers["x-forwarded-for"].first),
+                backend: backend, settings: settings, wheel: wheels.wheel(for: channel.eventLoop), metrics: metrics,
+                logger: logger))
+    }
+}
+
+/// One ``TimerWheel`` for each event loop, made as its first connection comes.
+final class TimerWheels: @unchecked Sendable {
+    // Unchecked: a wheel is used only on its own loop, which `TimerWheel` checks.
+    private let wheels = Mutex<[ObjectIdentifier: TimerWheel]>([:])
+
+    init() {}
+
+    /// The wheel of `eventLoop`; called on that loop.
+    func wheel(for eventLoop: any EventLoop) -> TimerWheel {
+        wheels.withLock { wheels in
+            if let wheel = wheels[ObjectIdentifier(eventLoop)] { return wheel }
+            let wheel = TimerWheel(eventLoop: eventLoop)
+            wheels[ObjectIdentifier(eventLoop)] = wheel
+            return wheel
+        }
+    }
+}
