@@ -97,10 +97,10 @@ import Testing
     }
 
     @Test func aMessageAfterTheTokenExpiredIsNotAnsweredAndClosesTheConnection() async throws {
-        let device = try await TestDevice(refusedFrom: Int64(Date().timeIntervalSince1970) + 5)
+        // Expired as the connection opens, and the clock does not move: the message, not the
+        // wheel's deadline, finds the token expired.
+        let device = try await TestDevice(refusedFrom: Int64(Date().timeIntervalSince1970) - 1)
         _ = try await device.nextMessage()
-        // Between two of the wheel's ticks: the message, not the deadline, finds the token expired.
-        await device.channel.testingEventLoop.advanceTime(by: .milliseconds(6050))
         try await device.send(id: 1)
         let close = try await device.nextClose()
         #expect(SyncCloseReason(closeReason: close.reason) == .tokenExpired)
@@ -134,6 +134,44 @@ import Testing
         let close = try await device.nextClose()
         #expect(close.code == .unknown(1013) && close.reason == text)
         #expect(device.backend.calls() == ["admit", "end hold"])
+    }
+
+    @Test func pingsWhileTheSocketTakesNothingAreOwedOnePongForTheLast() async throws {
+        let device = try await TestDevice()
+        _ = try await device.nextMessage()
+        device.channel.isWritable = false
+        for ping in 0..<100 {
+            var data = ByteBuffer()
+            data.writeInteger(UInt32(ping))
+            try await device.channel.writeInbound(WebSocketFrame(fin: true, opcode: .ping, data: data))
+        }
+        #expect(try await device.channel.readOutbound(as: WebSocketFrame.self) == nil)
+        device.channel.isWritable = true
+        device.channel.pipeline.fireChannelWritabilityChanged()
+        let pong = try await device.nextFrame()
+        #expect(pong.opcode == .pong && pong.data.getInteger(at: pong.data.readerIndex, as: UInt32.self) == 99)
+        #expect(try await device.channel.readOutbound(as: WebSocketFrame.self) == nil)
+    }
+
+    @Test func aDeviceThatHangsUpWithoutACloseFrameLeaves() async throws {
+        let device = try await TestDevice()
+        _ = try await device.nextMessage()
+        device.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(try await device.isClosed())
+        try await waitUntil { device.backend.calls() == ["admit", "leave"] }
+    }
+
+    @Test func anAdmissionThatDoesNotComeInTimeIsAbandonedAndToldToTryAgain() async throws {
+        let device = try await TestDevice(admission: nil)
+        try await waitUntil { device.backend.calls() == ["admit"] }
+        await device.advance(by: .seconds(29))
+        #expect(try await device.channel.readOutbound(as: WebSocketFrame.self) == nil)
+        await device.advance(by: .seconds(1))
+        let close = try await device.nextClose()
+        #expect(close.code == .unknown(1013) && SyncCloseReason(closeReason: close.reason) == .tryAgainLater)
+        try await waitUntil { device.backend.calls() == ["admit", "admission cancelled"] }
+        await device.advance(by: .seconds(1))
+        #expect(try await device.isClosed())
     }
 
     @Test func theDevicesCloseIsEchoedAndItLeavesOnce() async throws {
@@ -204,9 +242,10 @@ private struct TestDevice {
     let backend: RecordingBackend
     let counter: ReadCounter
 
+    /// `admission` `nil`: the backend never admits the device (until cancelled).
     init(
         credentials: DeviceConnection.Credentials? = nil, refusedFrom: Int64? = nil,
-        admission: Admission = .admitted
+        admission: Admission? = .admitted
     ) async throws {
         let claims = TokenClaims(user: "u", namespace: "n", expires: Int64(Date().timeIntervalSince1970) + 3600)
         let credentials =
@@ -306,9 +345,9 @@ private final class RecordingBackend: ConnectionBackend {
     }
 
     private let state = Mutex(State())
-    private let admission: Admission
+    private let admission: Admission?
 
-    init(admission: Admission) {
+    init(admission: Admission?) {
         self.admission = admission
     }
 
@@ -329,6 +368,11 @@ private final class RecordingBackend: ConnectionBackend {
         state.withLock {
             $0.calls.append("admit")
             $0.outbox = outbox
+        }
+        guard let admission else {
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+            state.withLock { $0.calls.append("admission cancelled") }
+            return .refused(.tryAgainLater, text: "cancelled")
         }
         if admission == .admitted { outbox.send(ServerMessage(kind: .welcome, latest: 0)) }
         return admission

@@ -43,6 +43,11 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         /// upgrade's response can be missed by a client still setting up (seen with WSClient on a
         /// busy machine).
         var refusalDelay = TimeAmount.milliseconds(100)
+        /// How long the instance may take to admit a device before it is told to try again later.
+        var admissionTimeout = TimeAmount.seconds(30)
+        /// The most messages read and not yet answered: one read of the socket can bring tens of
+        /// thousands of tiny ones.
+        var inboxMessages = 1024
     }
 
     private enum Phase {
@@ -85,6 +90,12 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     /// Since when bytes have waited in the outbox with none taken (checked at each deadline).
     private var waitingSince: NIODeadline?
     private var isQuiescing = false
+    /// The pong owed for the last ping, while the socket takes nothing (older ones are not owed).
+    private var owedPong: ByteBuffer?
+    /// The instance's work for this connection, cancelled when it ends: its admission, or the
+    /// answer to its current message.
+    private var work: Task<Void, Never>?
+    private var admissionDeadline = NIODeadline.distantFuture
     /// The deadline the wheel holds for the connection, if any.
     private var scheduledAt: NIODeadline?
     var wheelMark = 0
@@ -130,10 +141,12 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
             self.outbox = outbox
             let (backend, client) = (backend, client)
             let me = NIOLoopBound(self, eventLoop: loop)
-            Task {
+            admissionDeadline = now + settings.admissionTimeout
+            work = Task {
                 let admission = await backend.admit(outbox, claims: claims, client: client)
                 loop.execute { me.value.admitted(admission) }
             }
+            scheduleDeadline()
         }
     }
 
@@ -153,6 +166,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
             undo(admission)
             return
         }
+        work = nil
         switch admission {
         case .admitted:
             isAdmitted = true
@@ -167,7 +181,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
             answerNext()
         case .refused(let reason, let text, let hold):
             outbox?.finish()
-            let wait = hold.map { TimeAmount.nanoseconds(Int64($0.components.seconds) * 1_000_000_000) } ?? .zero
+            let wait = hold.map { TimeAmount.nanoseconds(Self.nanoseconds($0)) } ?? .zero
             refuse(
                 reason.closeCode, text: text, at: context.eventLoop.now + max(wait, settings.refusalDelay),
                 held: hold != nil)
@@ -192,8 +206,9 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         case .ping:
             guard frame.fin else { return fail(.protocolError, "a fragmented ping") }
             if case .closed = phase { return }
-            context.writeAndFlush(
-                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+            // Only the last ping is owed a pong: a device that pings and never reads queues none.
+            owedPong = frame.unmaskedData
+            payOwedPong()
         case .pong:
             awaitsPong = false
         case .connectionClose:
@@ -201,6 +216,9 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         case .text, .binary:
             switch phase {
             case .admitting, .open:
+                guard inbox.count < settings.inboxMessages else {
+                    return fail(.policyViolation, "more than \(settings.inboxMessages) messages unanswered")
+                }
                 inbox.append(frame)
                 answerNext()
             case .refusing, .closing, .closed:
@@ -234,10 +252,21 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
+            payOwedPong()
             writeOutbox()
             readIfAllowed()
+        } else {
+            // The socket takes nothing: from now on, a stall is watched.
+            scheduleDeadline()
         }
         context.fireChannelWritabilityChanged()
+    }
+
+    /// Writes the pong owed, once the socket takes it.
+    private func payOwedPong() {
+        guard let context, context.channel.isWritable, let data = owedPong else { return }
+        owedPong = nil
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: data)), promise: nil)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -255,7 +284,13 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             isQuiescing = true
-            if case .open = phase { stop() }
+            switch phase {
+            case .admitting, .open: stop()
+            case .refusing, .closing, .closed: break
+            }
+        } else if case ChannelEvent.inputClosed = event {
+            // The device hung up without a close frame (the server allows half-closed connections).
+            context.close(promise: nil)
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -280,7 +315,9 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     private var canRead: Bool {
         switch phase {
         case .admitting: false
-        case .open: inbox.isEmpty && !isAnswering && outbox?.hasRoom == true
+        // Nor while the socket takes nothing: a device that sends and never reads is not read.
+        case .open:
+            inbox.isEmpty && !isAnswering && outbox?.hasRoom == true && context?.channel.isWritable == true
         case .refusing, .closing, .closed: true
         }
     }
@@ -304,7 +341,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         let backend = backend
         let loop = context.eventLoop
         let me = NIOLoopBound(self, eventLoop: loop)
-        Task {
+        work = Task {
             let answer = await backend.answer(text, claims: claims)
             let frame = DeviceOutbox.frame(of: answer)
             loop.execute { me.value.answered(frame) }
@@ -313,6 +350,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
 
     private func answered(_ frame: ByteBuffer?) {
         isAnswering = false
+        work = nil
         guard case .open = phase else { return }
         if let frame { outbox?.reply(frame: frame) }
         writeOutbox()
@@ -431,9 +469,10 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         let now = context.eventLoop.now
         let deadline: NIODeadline
         switch phase {
-        case .admitting, .closed:
+        case .closed:
             scheduledAt = nil
             return wheel.cancel(self)
+        case .admitting: deadline = admissionDeadline
         case .refusing(let until, _, _, _), .closing(let until, _): deadline = until
         case .open:
             var earliest = min(nextPing, tokenDeadline)
@@ -450,17 +489,29 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
 
     /// How often a connection with bytes waiting is checked for a stall.
     private var stallCheckPeriod: TimeAmount {
-        let stall = settings.outboxBounds.stall
-        let nanoseconds = stall.components.seconds * 1_000_000_000 + stall.components.attoseconds / 1_000_000_000
-        return .nanoseconds(max(TimerWheel.tick.nanoseconds, min(nanoseconds / 4, 1_000_000_000)))
+        let stall = Self.nanoseconds(settings.outboxBounds.stall)
+        return .nanoseconds(max(TimerWheel.tick.nanoseconds, min(stall / 4, 1_000_000_000)))
+    }
+
+    /// `duration` in whole nanoseconds.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     func deadlineCame(now: NIODeadline) {
         scheduledAt = nil
         guard let context else { return }
         switch phase {
-        case .admitting, .closed:
+        case .closed:
             return
+        case .admitting:
+            guard now >= admissionDeadline else { break }
+            // The instance did not admit it in time (a database that does not answer): its
+            // admission is abandoned, and what it did is undone when it ends.
+            work?.cancel()
+            return sendClose(
+                SyncCloseReason.tryAgainLater.closeCode,
+                text: SyncCloseReason.tryAgainLater.text(retryAfter: .seconds(1), "not admitted in time"))
         case .refusing(let until, let code, let text, _):
             guard now >= until else { break }
             return sendClose(code, text: text)
@@ -511,7 +562,11 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         phase = .closed
         scheduledAt = nil
         wheel.cancel(self)
+        // Work for a device gone is not finished: its database's share goes to the living.
+        work?.cancel()
+        work = nil
         inbox = []
+        owedPong = nil
         writing = nil
         outbox?.finish()
         guard case .verified(let claims, _) = credentials else { return }

@@ -3,7 +3,8 @@ import NIOHTTP1
 
 /// The devices' port's plain HTTP: `GET /health` answers 200 while the database answers and 503
 /// otherwise (JSON with the status and the connections); anything else is 404. Requests come one
-/// at a time (NIO's pipelining handler holds the next until this one's answer is written).
+/// at a time (NIO's pipelining handler holds the next until this one's answer is written, and
+/// closes the connection after it when the server stops).
 final class HealthResponder: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -12,8 +13,6 @@ final class HealthResponder: ChannelInboundHandler, RemovableChannelHandler {
 
     private let check: @Sendable () async -> (healthy: Bool, body: String)
     private var head: HTTPRequestHead?
-    private var isQuiescing = false
-    private var isAnswering = false
 
     init(check: @escaping @Sendable () async -> (healthy: Bool, body: String)) {
         self.check = check
@@ -35,12 +34,10 @@ final class HealthResponder: ChannelInboundHandler, RemovableChannelHandler {
         guard head.method == .GET, path == "/health" else {
             return respond(.notFound, body: "", to: head, context: context)
         }
-        isAnswering = true
         let check = check
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.makeFutureWithTask { await check() }.whenSuccess { result in
             let (me, context) = loopBound.value
-            me.isAnswering = false
             me.respond(result.healthy ? .ok : .serviceUnavailable, body: result.body, to: head, context: context)
         }
     }
@@ -51,7 +48,7 @@ final class HealthResponder: ChannelInboundHandler, RemovableChannelHandler {
         var headers = HTTPHeaders()
         headers.add(name: "content-length", value: "\(body.utf8.count)")
         if !body.isEmpty { headers.add(name: "content-type", value: "application/json") }
-        let keepAlive = request.isKeepAlive && !isQuiescing
+        let keepAlive = request.isKeepAlive
         if !keepAlive { headers.add(name: "connection", value: "close") }
         context.write(
             wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
@@ -65,14 +62,5 @@ final class HealthResponder: ChannelInboundHandler, RemovableChannelHandler {
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
             written.whenComplete { _ in loopBound.value.close(promise: nil) }
         }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent {
-            // The server stops: an idle connection goes now, one being answered after its answer.
-            isQuiescing = true
-            if !isAnswering && head == nil { context.close(promise: nil) }
-        }
-        context.fireUserInboundEventTriggered(event)
     }
 }
