@@ -197,13 +197,18 @@ final class ServiceConnection: DefaultsSyncStore {
         }
     }
 
-    /// Sends `message` (its id set here) and returns the server's reply; throws for a failure
-    /// reply, and closes a connection whose server does not answer in time.
-    ///
-    /// Until it returns, the reader reads past the events' bound, whichever task calls: the reply
-    /// comes behind the server's changes, and the library that would make room may be waiting for
-    /// this very call (or be behind while another task, `EncryptedSyncStore`'s, calls).
-    private func call(_ message: DeviceMessage) async throws -> ServerMessage {
+    /// A message sent and its reply awaited: the session's events' bound stays lifted until
+    /// ``finish(_:)`` (the reply comes behind the server's changes, and the library that would make
+    /// room may be waiting for this very call, or be behind while another task calls).
+    private struct Call {
+        let id: Int
+        let reply: PendingReply<ServerMessage>
+        let session: Session
+        let deadline: ContinuousClock.Instant
+    }
+
+    /// Sends `message` (its id set here); its reply is awaited by ``finish(_:)``, which must follow.
+    private func start(_ message: DeviceMessage) async throws -> Call {
         var message = message
         message.id = nextID.add(1, ordering: .relaxed).newValue
         let id = message.id
@@ -214,33 +219,54 @@ final class ServiceConnection: DefaultsSyncStore {
                 return session
             })
         else { throw SyncServiceError.notConnected }
-        let outbound = current.outbound
         current.events.liftBound()
-        defer { current.events.restoreBound() }
+        let call = Call(id: id, reply: reply, session: current, deadline: .now + options.responseTimeout)
+        do {
+            try await current.outbound.write(.text(try SyncProtocol.encode(message)))
+        } catch {
+            abandon(call)
+            throw error
+        }
+        return call
+    }
+
+    /// The reply to `call`; throws for a failure reply, and closes a connection whose server does
+    /// not answer in time.
+    private func finish(_ call: Call) async throws -> ServerMessage {
+        defer { abandon(call) }
         let timeout = options.responseTimeout
         let answer = try await withThrowingTaskGroup(of: ServerMessage.self) { group in
-            group.addTask { try await reply.value() }
+            group.addTask { try await call.reply.value() }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await Task.sleep(until: call.deadline)
                 throw SyncServiceError.timedOut(seconds: timeout.components.seconds)
             }
             defer { group.cancelAll() }
             do {
-                try await outbound.write(.text(try SyncProtocol.encode(message)))
                 return try await group.next()!
             } catch let error as SyncServiceError {
                 if case .timedOut = error {
                     // A server that stops answering: reconnect rather than wait on it.
-                    try? await outbound.close(.goingAway, reason: "no answer")
+                    try? await call.session.outbound.close(.goingAway, reason: "no answer")
                 }
                 throw error
             }
         }
-        session.withLock { _ = $0?.pending.removeValue(forKey: id) }
         if answer.kind == .failure {
             throw ServiceCallFailure(failure: answer.error ?? ServiceFailure(.unavailable, "no reason given"))
         }
         return answer
+    }
+
+    /// Ends `call`'s claim on the session: its bound lift, its place among the replies awaited.
+    private func abandon(_ call: Call) {
+        session.withLock { _ = $0?.pending.removeValue(forKey: call.id) }
+        call.session.events.restoreBound()
+    }
+
+    /// Sends `message` and returns the server's reply (``start(_:)``, then ``finish(_:)``).
+    private func call(_ message: DeviceMessage) async throws -> ServerMessage {
+        try await finish(try await start(message))
     }
 
     /// ``call(_:)``, waiting and trying again while the server says to slow down, within the
@@ -250,16 +276,45 @@ final class ServiceConnection: DefaultsSyncStore {
         while true {
             do {
                 return try await call(message)
+            } catch let error as ServiceCallFailure {
+                try await waitIfSlowedDown(error, before: deadline)
+            }
+        }
+    }
+
+    /// `messages` sent one after another without waiting, then their replies, in order: one round
+    /// trip however many there are (the server answers a device's messages in order). One the
+    /// server asks to slow down is sent again, patiently, after the others' replies.
+    private func callPipelined(_ messages: [DeviceMessage]) async throws -> [ServerMessage] {
+        var calls: [Call] = []
+        var finished = 0
+        // Calls not finished (a failure midway) give back what they hold.
+        defer { for call in calls.dropFirst(finished) { abandon(call) } }
+        for message in messages { calls.append(try await start(message)) }
+        var answers: [ServerMessage] = []
+        var slowedDown: [Int] = []
+        for (index, call) in calls.enumerated() {
+            finished += 1
+            do {
+                answers.append(try await finish(call))
             } catch let error as ServiceCallFailure where error.failure.code == .rateLimited {
-                let wait = Duration.milliseconds(max(10, error.failure.retryAfterMilliseconds ?? 100))
-                guard ContinuousClock.now + wait < deadline else {
-                    throw SyncServiceError.failed(error.failure.description)
-                }
-                try await Task.sleep(for: wait)
+                slowedDown.append(index)
+                answers.append(ServerMessage(kind: .failure, id: call.id, error: error.failure))
             } catch let error as ServiceCallFailure {
                 throw SyncServiceError.failed(error.failure.description)
             }
         }
+        for index in slowedDown { answers[index] = try await callPatiently(messages[index]) }
+        return answers
+    }
+
+    /// Waits the time a failure asks for when it is the server's "slow down" and that time ends
+    /// before `deadline`; throws it as ``SyncServiceError/failed(_:)`` otherwise.
+    private func waitIfSlowedDown(_ error: ServiceCallFailure, before deadline: ContinuousClock.Instant) async throws {
+        guard error.failure.code == .rateLimited else { throw SyncServiceError.failed(error.failure.description) }
+        let wait = Duration.milliseconds(max(10, error.failure.retryAfterMilliseconds ?? 100))
+        guard ContinuousClock.now + wait < deadline else { throw SyncServiceError.failed(error.failure.description) }
+        try await Task.sleep(for: wait)
     }
 
     private func raisePosition(to seq: Int64) {
@@ -327,8 +382,8 @@ final class ServiceConnection: DefaultsSyncStore {
     func push(_ records: [SyncRecord]) async throws {
         let limit = session.withLock { $0?.limits.messageBytes } ?? ServiceLimits.standard.messageBytes
         var refused: [String: String] = [:]
-        for batch in Self.batches(of: records.map(WireRecord.init), underBytes: limit / 2) {
-            let reply = try await callPatiently(DeviceMessage(id: 0, kind: .push, records: batch))
+        let batches = Self.batches(of: records.map(WireRecord.init), underBytes: limit / 2)
+        for reply in try await callPipelined(batches.map { DeviceMessage(id: 0, kind: .push, records: $0) }) {
             refused.merge(reply.refused ?? [:]) { first, _ in first }
         }
         if !refused.isEmpty {

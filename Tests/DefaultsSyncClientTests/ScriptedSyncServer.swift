@@ -16,8 +16,11 @@ final class ScriptedSyncServer: Sendable {
     private let channel: any Channel
     private let script: Script
 
-    init(changesAtStart: Int, changesBeforeEachReply: Int) async throws {
-        let script = Script(atStart: changesAtStart, beforeEachReply: changesBeforeEachReply)
+    /// `answersAfter`: the server answers nothing until that many calls came on a connection, then
+    /// each in order (as the service answers calls sent without waiting).
+    init(changesAtStart: Int, changesBeforeEachReply: Int, answersAfter: Int = 1) async throws {
+        let script = Script(
+            atStart: changesAtStart, beforeEachReply: changesBeforeEachReply, answersAfter: answersAfter)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -45,6 +48,9 @@ final class ScriptedSyncServer: Sendable {
     /// The calls answered so far.
     var callsAnswered: Int { script.answered.load(ordering: .sequentiallyConsistent) }
 
+    /// The records pushed so far.
+    var recordsPushed: Int { script.pushed.load(ordering: .sequentiallyConsistent) }
+
     /// Stops listening; connections made end with their clients.
     func close() async throws {
         try await channel.close()
@@ -53,13 +59,16 @@ final class ScriptedSyncServer: Sendable {
     fileprivate final class Script: Sendable {
         let atStart: Int
         let beforeEachReply: Int
+        let answersAfter: Int
         /// The last change's number.
         let sent = Atomic<Int64>(0)
         let answered = Atomic<Int>(0)
+        let pushed = Atomic<Int>(0)
 
-        init(atStart: Int, beforeEachReply: Int) {
+        init(atStart: Int, beforeEachReply: Int, answersAfter: Int) {
             self.atStart = atStart
             self.beforeEachReply = beforeEachReply
+            self.answersAfter = answersAfter
         }
     }
 }
@@ -70,6 +79,9 @@ private final class DeviceHandler: ChannelInboundHandler {
     typealias OutboundOut = WebSocketFrame
 
     let script: ScriptedSyncServer.Script
+    /// Calls not answered yet (while fewer than `answersAfter` came).
+    private var held: [DeviceMessage] = []
+    private var calls = 0
 
     init(script: ScriptedSyncServer.Script) {
         self.script = script
@@ -91,16 +103,25 @@ private final class DeviceHandler: ChannelInboundHandler {
         case .text:
             let text = String(buffer: frame.unmaskedData)
             guard let message = try? SyncProtocol.decode(DeviceMessage.self, from: text) else { return }
-            // Behind the changes sent first: the device reads the answer only once it read them.
-            sendChanges(script.beforeEachReply, context: context)
-            let records = (message.keys ?? []).map { key in
-                WireRecord(key: key, value: Data("answer".utf8), wall: 1, counter: 0, origin: "server")
-            }
-            send(ServerMessage(kind: .reply, id: message.id, records: records), context: context)
-            script.answered.add(1, ordering: .sequentiallyConsistent)
+            calls += 1
+            held.append(message)
+            guard calls >= script.answersAfter else { return }
+            for message in held { answer(message, context: context) }
+            held = []
         default:
             break
         }
+    }
+
+    private func answer(_ message: DeviceMessage, context: ChannelHandlerContext) {
+        // Behind the changes sent first: the device reads the answer only once it read them.
+        sendChanges(script.beforeEachReply, context: context)
+        script.pushed.add(message.records?.count ?? 0, ordering: .sequentiallyConsistent)
+        let records = (message.keys ?? []).map { key in
+            WireRecord(key: key, value: Data("answer".utf8), wall: 1, counter: 0, origin: "server")
+        }
+        send(ServerMessage(kind: .reply, id: message.id, records: records), context: context)
+        script.answered.add(1, ordering: .sequentiallyConsistent)
     }
 
     private func sendChanges(_ count: Int, context: ChannelHandlerContext) {

@@ -52,6 +52,37 @@ struct ServiceConnectionTests {
         await running.value
         try await server.close()
     }
+
+    /// A push of more records than one message carries sends every message before the first
+    /// reply comes: one round trip however many (the server below answers only once all came).
+    @Test(.timeLimit(.minutes(2)))
+    func aPushOfSeveralMessagesSendsThemAllBeforeAnyReply() async throws {
+        let count = SyncProtocol.maximumRecordsPerMessage * 2 + 500
+        let server = try await ScriptedSyncServer(changesAtStart: 0, changesBeforeEachReply: 0, answersAfter: 3)
+        var options = SyncServiceStore.Options()
+        options.responseTimeout = .seconds(20)
+        let connection = ServiceConnection(
+            url: server.url, user: "u", namespace: "com.example.app", tokenProvider: { unsignedToken },
+            description: "scripted server", options: options)
+        let connected = Atomic<Bool>(false)
+        let running = Task {
+            await connection.run { event in
+                if case .connected = event { connected.store(true, ordering: .relaxed) }
+            }
+        }
+        try await waitUntil("the connection's welcome") { connected.load(ordering: .relaxed) }
+        let records = (0..<count).map { index in
+            SyncRecord(
+                key: "k\(index)", value: Data("v".utf8),
+                timestamp: SyncTimestamp(wallTime: 1, counter: 0, origin: "device"))
+        }
+        try await connection.push(records)
+        #expect(server.callsAnswered == 3)
+        #expect(server.recordsPushed == count)
+        running.cancel()
+        await running.value
+        try await server.close()
+    }
 }
 
 /// A library that takes a store's events and holds the first change it receives until released.

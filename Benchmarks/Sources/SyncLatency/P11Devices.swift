@@ -18,6 +18,9 @@ enum P11Devices {
         var latencies: [Double] = []
         var received: Set<[Int]> = []
         var duplicated = 0
+        /// Writes whose push failed, and the first failure.
+        var failedWrites = 0
+        var firstFailure: String?
     }
 
     /// What every connection's event handler adds to, shared by reference.
@@ -25,6 +28,17 @@ enum P11Devices {
         let tally = Mutex(Tally())
         let connected = Atomic<Int>(0)
     }
+
+    /// How long a device process waits for its `connections` stores to connect (and its parent,
+    /// beyond that, for its `connected` and its `result`): 120 s for up to 1,200 of them, 0.1 s
+    /// each beyond, so 250 s for the 2,500 of P11's 10,000-connection run, which connect all at
+    /// once and may back off (up to 30 s between attempts) while the servers' accept queues are full.
+    static func connectWait(connections: Int) -> TimeInterval {
+        max(120, Double(connections) * 0.1)
+    }
+
+    /// The writes of all of P11's users together, each second (the witness's own aside).
+    static let writesPerSecond = 250.0
 
     static func run(_ numbers: [Int]) async {
         guard numbers.count == 4, let urls = ProcessInfo.processInfo.environment["P11_URLS"]?.split(separator: ","),
@@ -68,30 +82,44 @@ enum P11Devices {
                     }
                 })
         }
-        let deadline = Date().addingTimeInterval(120)
+        let deadline = Date().addingTimeInterval(connectWait(connections: users))
         while counters.connected.load(ordering: .relaxed) < users, Date() < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
         Child.reply("connected \(counters.connected.load(ordering: .relaxed))")
         guard let line = readLine(), line.hasPrefix("go "), let start = Double(line.dropFirst(3)) else { return }
+        // 250 writes a second in all, however many users: each user writes every `period` seconds
+        // (1 s for P11's 250 users, 10 s for its 2,500), at its own offset within the period.
+        let period = max(1, Double(users + 1) / writesPerSecond)
+        let writes = Int((Double(seconds) / period).rounded(.down))
         await withTaskGroup(of: Void.self) { group in
             for user in 0..<users {
                 let store = stores[user]
                 group.addTask {
-                    for write in stride(from: me, to: seconds, by: devices) {
-                        let at = start + Double(write) + Double(user) / Double(users)
+                    for write in stride(from: me, to: writes, by: devices) {
+                        let at = start + (Double(write) + Double(user) / Double(users)) * period
                         let wait = at - Date().timeIntervalSince1970
                         if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
                         let now = Date().timeIntervalSince1970
                         let record = SyncRecord(
                             key: "p11-\(user)-\(write)", value: Data("\(now)".utf8),
                             timestamp: SyncTimestamp(wallTime: Int64(now * 1000), counter: 0, origin: "d\(me)"))
-                        try? await store.push([record])
+                        do {
+                            try await store.push([record])
+                        } catch {
+                            counters.tally.withLock { tally in
+                                tally.failedWrites += 1
+                                tally.firstFailure = tally.firstFailure ?? String(describing: error)
+                            }
+                        }
                     }
                 }
             }
         }
-        await report(counters, expected: users * (0..<seconds).filter { $0 % devices != me }.count)
+        // The others write until the run's end, whenever this slot's own writes end.
+        await report(
+            counters, expected: users * (0..<writes).filter { $0 % devices != me }.count,
+            writesEnd: start + Double(seconds))
         while let line = readLine(), line != "quit" {}
         for task in tasks { task.cancel() }
     }
@@ -136,14 +164,18 @@ enum P11Devices {
         for observation in observations { observation.invalidate() }
     }
 
-    /// Waits up to 10 s for the changes still on their way, then replies with what arrived.
-    private static func report(_ counters: Counters, expected: Int) async {
-        let settle = Date().addingTimeInterval(10)
+    /// Waits until the run's writes end (`writesEnd`, seconds since 1970) and up to 10 s more for
+    /// the changes still on their way, then replies with what arrived.
+    private static func report(_ counters: Counters, expected: Int, writesEnd: TimeInterval = 0) async {
+        let settle = max(Date(), Date(timeIntervalSince1970: writesEnd)).addingTimeInterval(10)
         while counters.tally.withLock({ $0.received.count }) < expected, Date() < settle {
             try? await Task.sleep(for: .milliseconds(20))
         }
         let result = counters.tally.withLock { $0 }
-        Child.reply("result \(expected) \(result.received.count) \(result.duplicated)")
+        Child.reply("result \(expected) \(result.received.count) \(result.duplicated) \(result.failedWrites)")
+        if let failure = result.firstFailure {
+            FileHandle.standardError.write(Data("p11 device: a write failed: \(failure)\n".utf8))
+        }
         Child.reply("latencies " + result.latencies.map { String(format: "%.2f", $0) }.joined(separator: ","))
     }
 }

@@ -37,7 +37,7 @@ final class SlowDevices: Sendable {
         self.tokens = tokens
         self.requests = requests
         self.servers = servers
-        peaks = Mutex(servers.map(Self.residentBytes(of:)))
+        peaks = Mutex(servers.map { ProcessFootprint(of: $0, countingDescriptors: false).residentBytes })
         let thread = Thread { [self] in run() }
         thread.start()
     }
@@ -52,7 +52,7 @@ final class SlowDevices: Sendable {
         var nextSample = ContinuousClock.now
         while running.load(ordering: .relaxed) {
             if ContinuousClock.now >= nextSample {
-                let resident = servers.map(Self.residentBytes(of:))
+                let resident = servers.map { ProcessFootprint(of: $0, countingDescriptors: false).residentBytes }
                 peaks.withLock { peaks in peaks = zip(peaks, resident).map { max($0, $1) } }
                 nextSample = .now + .milliseconds(100)
             }
@@ -105,11 +105,5 @@ final class SlowDevices: Sendable {
             if head.contains(#""kind":"reply""#) { return }
         }
         throw Failure(description: "no reply to P14's push")
-    }
-
-    static func residentBytes(of process: pid_t) -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
     }
 }

@@ -64,15 +64,9 @@ final class Service {
         }
     }
 
-    /// The resident memory of each instance, in bytes.
-    func residentBytes() -> [Int] {
-        instances.map { instance in
-            let status =
-                (try? String(contentsOfFile: "/proc/\(instance.process.processIdentifier)/status", encoding: .utf8))
-                ?? ""
-            let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-            return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
-        }
+    /// What each instance holds now (``ProcessFootprint``).
+    func footprints() -> [ProcessFootprint] {
+        instances.map { ProcessFootprint(of: $0.process.processIdentifier) }
     }
 
     func stop() {
@@ -96,5 +90,42 @@ final class Service {
             }
         }
         return path
+    }
+}
+
+/// What a process holds, read from `/proc/PID`: its resident memory (`VmRSS` in `status`), the
+/// anonymous part of it (`RssAnon`: heap and stacks, not the mapped binary and libraries) and its
+/// open file descriptors (the entries of `fd/`). Zero where the process is gone.
+struct ProcessFootprint {
+    var residentBytes = 0
+    var anonymousBytes = 0
+    var descriptors = 0
+
+    /// `process`'s footprint now; without `countingDescriptors` (a sampler's, every 100 ms, which
+    /// would list thousands of entries each time), `descriptors` stays 0.
+    init(of process: pid_t, countingDescriptors: Bool = true) {
+        let status = (try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8)) ?? ""
+        /// A field of `status` in bytes (the file gives kB: `VmRSS:\t  1234 kB`).
+        func bytes(_ field: String) -> Int {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+            return (Int(line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "") ?? 0) * 1024
+        }
+        residentBytes = bytes("VmRSS")
+        anonymousBytes = bytes("RssAnon")
+        if countingDescriptors {
+            descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/fd").count) ?? 0
+        }
+    }
+
+    /// The growth from `before` to `after` (one footprint per process, in the same order), summed
+    /// over the processes and divided by `connections`: what each connection costs them.
+    static func growthPerConnection(from before: [Self], to after: [Self], connections: Int) -> (
+        residentBytes: Double, anonymousBytes: Double, descriptors: Double
+    ) {
+        func growth(_ field: KeyPath<Self, Int>) -> Double {
+            Double(zip(before, after).map { $1[keyPath: field] - $0[keyPath: field] }.reduce(0, +))
+                / Double(max(1, connections))
+        }
+        return (growth(\.residentBytes), growth(\.anonymousBytes), growth(\.descriptors))
     }
 }
