@@ -34,6 +34,9 @@ final class ServiceConnection: DefaultsSyncStore {
     private static let maximumMessageBytes = 256 * 1_048_576
     /// Most records in one push.
     private static let pushBatch = SyncProtocol.maximumRecordsPerMessage
+    /// Most messages sent and not answered yet, in a push of more than one: what the device holds
+    /// in the server's queue and in its own.
+    static let pipelinedCalls = 8
 
     init(
         url: String, user: String, namespace: String, tokenProvider: @escaping SyncServiceStore.TokenProvider,
@@ -204,7 +207,6 @@ final class ServiceConnection: DefaultsSyncStore {
         let id: Int
         let reply: PendingReply<ServerMessage>
         let session: Session
-        let deadline: ContinuousClock.Instant
     }
 
     /// Sends `message` (its id set here); its reply is awaited by ``finish(_:)``, which must follow.
@@ -220,7 +222,7 @@ final class ServiceConnection: DefaultsSyncStore {
             })
         else { throw SyncServiceError.notConnected }
         current.events.liftBound()
-        let call = Call(id: id, reply: reply, session: current, deadline: .now + options.responseTimeout)
+        let call = Call(id: id, reply: reply, session: current)
         do {
             try await current.outbound.write(.text(try SyncProtocol.encode(message)))
         } catch {
@@ -230,15 +232,16 @@ final class ServiceConnection: DefaultsSyncStore {
         return call
     }
 
-    /// The reply to `call`; throws for a failure reply, and closes a connection whose server does
-    /// not answer in time.
+    /// The reply to `call`; throws for a failure reply, and closes a connection whose server says
+    /// nothing for the response timeout from now (for calls sent together, the server answers one
+    /// after another: each has its own time from the reply before it).
     private func finish(_ call: Call) async throws -> ServerMessage {
         defer { abandon(call) }
         let timeout = options.responseTimeout
         let answer = try await withThrowingTaskGroup(of: ServerMessage.self) { group in
             group.addTask { try await call.reply.value() }
             group.addTask {
-                try await Task.sleep(until: call.deadline)
+                try await Task.sleep(for: timeout)
                 throw SyncServiceError.timedOut(seconds: timeout.components.seconds)
             }
             defer { group.cancelAll() }
@@ -282,19 +285,23 @@ final class ServiceConnection: DefaultsSyncStore {
         }
     }
 
-    /// `messages` sent one after another without waiting, then their replies, in order: one round
-    /// trip however many there are (the server answers a device's messages in order). One the
-    /// server asks to slow down is sent again, patiently, after the others' replies.
+    /// `messages` sent without waiting for replies, at most ``pipelinedCalls`` at a time, and their
+    /// replies, in order: one round trip however many there are (the server answers a device's
+    /// messages in order). One the server asks to slow down is sent again, patiently, after the
+    /// others' replies.
     private func callPipelined(_ messages: [DeviceMessage]) async throws -> [ServerMessage] {
-        var calls: [Call] = []
-        var finished = 0
+        var inFlight: [Call] = []
         // Calls not finished (a failure midway) give back what they hold.
-        defer { for call in calls.dropFirst(finished) { abandon(call) } }
-        for message in messages { calls.append(try await start(message)) }
+        defer { for call in inFlight { abandon(call) } }
         var answers: [ServerMessage] = []
         var slowedDown: [Int] = []
-        for (index, call) in calls.enumerated() {
-            finished += 1
+        var sent = 0
+        for index in messages.indices {
+            while sent < messages.count, inFlight.count < Self.pipelinedCalls {
+                inFlight.append(try await start(messages[sent]))
+                sent += 1
+            }
+            let call = inFlight.removeFirst()
             do {
                 answers.append(try await finish(call))
             } catch let error as ServiceCallFailure where error.failure.code == .rateLimited {

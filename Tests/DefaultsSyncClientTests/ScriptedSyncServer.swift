@@ -120,8 +120,8 @@ private final class DeviceHandler: ChannelInboundHandler {
         let records = (message.keys ?? []).map { key in
             WireRecord(key: key, value: Data("answer".utf8), wall: 1, counter: 0, origin: "server")
         }
-        send(ServerMessage(kind: .reply, id: message.id, records: records), context: context)
         script.answered.add(1, ordering: .sequentiallyConsistent)
+        send(ServerMessage(kind: .reply, id: message.id, records: records), context: context)
     }
 
     private func sendChanges(_ count: Int, context: ChannelHandlerContext) {

@@ -218,7 +218,7 @@ import Testing
             #expect(times.allSatisfy { $0 >= delay && $0 < delay + TimerWheel.tick * 2 }, "\(id): \(times)")
         }
         _ = kept
-        try await loop.shutdownGracefully()
+        await loop.shutdownGracefully()
     }
 }
 

@@ -6,6 +6,8 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import DefaultsSyncServer
+
 /// Many devices at once, as the client users run connects them: every change reaches every other
 /// device of its user once, and no other user's device. Nothing about time is asserted.
 @Suite(.serialized, .enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"), .postgresCluster)
@@ -17,6 +19,7 @@ struct ManyConnectionsTests {
     /// What the devices received, by device: each key and how many times.
     final class Tally: Sendable {
         let connected = Atomic<Int>(0)
+        let disconnected = Atomic<Int>(0)
         let received = Mutex<[Int: [String: Int]]>([:])
 
         func add(_ records: [SyncRecord], device: Int) {
@@ -26,14 +29,23 @@ struct ManyConnectionsTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(10)))
+    /// Open files for this process's devices (and a margin), after raising the soft limit as an
+    /// instance does (``OpenFilesLimit``).
+    static let hasOpenFiles = (OpenFilesLimit.raise() ?? 0) >= UInt64(users * devicesPerUser + 500)
+
+    @Test(
+        .timeLimit(.minutes(10)),
+        .enabled(if: hasOpenFiles, "needs a hard limit of open files above 2,500 (ulimit -Hn)"))
     func twoThousandConnectionsOverTwoInstancesGetEveryChangeOfTheirUserOnce() async throws {
         let cluster = try #require(PostgresCluster.shared)
         let directory = try TemporaryDirectory()
         let key = try await TokenKey(in: directory)
+        // Small pools: the devices share them (the pool does not grow with the devices), and the
+        // other suites' servers share the test cluster's 100 connections.
+        let options = ["--database-connections", "4"]
         let instances = [
-            try await SyncServerProcess(database: cluster.url, keyFile: key.path),
-            try await SyncServerProcess(database: cluster.url, keyFile: key.path),
+            try await SyncServerProcess(database: cluster.url, keyFile: key.path, options: options),
+            try await SyncServerProcess(database: cluster.url, keyFile: key.path, options: options),
         ]
         var tokens: [String] = []
         for user in 0..<Self.users { tokens.append(try await key.token(user: "many-\(user)")) }
@@ -42,7 +54,14 @@ struct ManyConnectionsTests {
         var runs: [Task<Void, Never>] = []
         defer { for run in runs { run.cancel() } }
         // Device d of user u is number u * 4 + d; a user's devices alternate between the instances.
+        // They come 200 at a time, each wave once the last is connected: the other suites' servers
+        // share this machine, and a burst of 2,000 handshakes would starve their deadlines.
         for device in 0..<(Self.users * Self.devicesPerUser) {
+            if device > 0, device % 200 == 0 {
+                try await waitUntil("\(device) devices connected", timeout: .seconds(300)) {
+                    tally.connected.load(ordering: .relaxed) >= device
+                }
+            }
             let store = try SyncServiceStore(
                 url: instances[device % instances.count].url, token: tokens[device / Self.devicesPerUser])
             stores.append(store)
@@ -52,7 +71,7 @@ struct ManyConnectionsTests {
                         switch event {
                         case .connected: tally.connected.add(1, ordering: .relaxed)
                         case .received(let records): tally.add(records, device: device)
-                        case .disconnected: break
+                        case .disconnected: tally.disconnected.add(1, ordering: .relaxed)
                         }
                     }
                 })
@@ -79,7 +98,8 @@ struct ManyConnectionsTests {
         }
         /// The keys a device of `user` should hold.
         func expected(_ user: Int) -> Set<String> { Set((0..<Self.writesPerUser).map { "k-\(user)-\($0)" }) }
-        let readers = (0..<devices).filter { $0 % Self.devicesPerUser != 0 }
+        // The writer too: the fan-out brings a change to every device of its user, its own included.
+        let readers = Array(0..<devices)
         try await waitUntil("every device holding its user's changes", timeout: .seconds(300)) {
             let received = tally.received.withLock { $0 }
             return readers.allSatisfy { device in
@@ -94,8 +114,8 @@ struct ManyConnectionsTests {
             return Set(keys.keys) != expected(device / Self.devicesPerUser) || keys.values.contains { $0 != 1 }
         }
         #expect(wrong.isEmpty, "\(wrong.count) devices with a change missing, doubled or another user's")
+        // No device was closed or lost its connection, whatever the reason.
         #expect(tally.connected.load(ordering: .relaxed) == devices, "a device connected again")
-        // No device was closed (the close's log line quotes its reason).
-        for instance in instances { #expect(!instance.log.contains("closed a connection of")) }
+        #expect(tally.disconnected.load(ordering: .relaxed) == 0, "a device lost its connection")
     }
 }

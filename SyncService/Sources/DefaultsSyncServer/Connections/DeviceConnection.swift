@@ -134,9 +134,10 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
             let seconds = Double(refusedFrom) - Date().timeIntervalSince1970
             tokenDeadline = now + .nanoseconds(Int64(max(0, min(seconds, 1e9)) * 1e9))
             let loop = context.eventLoop
-            let target = NIOLoopBound(WeakConnection(self), eventLoop: loop)
+            // The outbox's way back to its connection, which it must not keep alive.
+            let target = NIOLoopBound(Weak(self), eventLoop: loop)
             let outbox = DeviceOutbox(bounds: settings.outboxBounds) {
-                loop.execute { target.value.connection?.writeOutbox() }
+                loop.execute { target.value.object?.writeOutbox() }
             }
             self.outbox = outbox
             let (backend, client) = (backend, client)
@@ -181,7 +182,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
             answerNext()
         case .refused(let reason, let text, let hold):
             outbox?.finish()
-            let wait = hold.map { TimeAmount.nanoseconds(Self.nanoseconds($0)) } ?? .zero
+            let wait = hold.map { TimeAmount($0) } ?? .zero
             refuse(
                 reason.closeCode, text: text, at: context.eventLoop.now + max(wait, settings.refusalDelay),
                 held: hold != nil)
@@ -380,7 +381,8 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
                 case nil: break
                 }
             }
-            guard var (rest, isFirst) = writing else { break }
+            guard let (message, isFirst) = writing else { break }
+            var rest = message
             let count = min(rest.readableBytes, settings.fragmentBytes)
             let fragment = rest.readSlice(length: count)!
             context.write(
@@ -489,13 +491,8 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
 
     /// How often a connection with bytes waiting is checked for a stall.
     private var stallCheckPeriod: TimeAmount {
-        let stall = Self.nanoseconds(settings.outboxBounds.stall)
+        let stall = TimeAmount(settings.outboxBounds.stall).nanoseconds
         return .nanoseconds(max(TimerWheel.tick.nanoseconds, min(stall / 4, 1_000_000_000)))
-    }
-
-    /// `duration` in whole nanoseconds.
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     func deadlineCame(now: NIODeadline) {
@@ -577,12 +574,6 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
             Task { await backend.leave(outbox, claims: claims) }
         }
     }
-}
-
-/// The outbox's way back to its connection, which it must not keep alive.
-private final class WeakConnection {
-    weak var connection: DeviceConnection?
-    init(_ connection: DeviceConnection) { self.connection = connection }
 }
 
 extension SyncCloseReason {

@@ -49,8 +49,11 @@ final class TimerWheel {
         let due = max(isAdvancing ? cursor + 1 : cursor, ticks(to: deadline))
         slots[Int(due % Int64(Self.slotCount))].append(Entry(client: client, mark: marks, tick: due))
         if ticking == nil {
-            ticking = eventLoop.scheduleRepeatedTask(initialDelay: Self.tick, delay: Self.tick) { [weak self] _ in
-                self?.advance()
+            // Weakly: the wheel goes with the last connection holding it, and its task with it.
+            let wheel = NIOLoopBound(Weak(self), eventLoop: eventLoop)
+            ticking = eventLoop.scheduleRepeatedTask(initialDelay: Self.tick, delay: Self.tick) { task in
+                guard let wheel = wheel.value.object else { return task.cancel() }
+                wheel.advance()
             }
         }
     }
@@ -92,5 +95,14 @@ final class TimerWheel {
             slots[index].append(contentsOf: waiting)
             cursor += 1
         }
+    }
+}
+
+/// A weak reference, for a callback that must not keep its object alive.
+final class Weak<Object: AnyObject> {
+    weak var object: Object?
+
+    init(_ object: Object) {
+        self.object = object
     }
 }

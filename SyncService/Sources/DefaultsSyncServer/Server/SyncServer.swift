@@ -62,14 +62,14 @@ public enum SyncServer {
             storage: storage, listenerConfiguration: connectionConfiguration, metrics: metrics, logger: logger)
 
         let limits = configuration.limits
-        let idle = TimeAmount.nanoseconds(nanoseconds(configuration.idleTimeout))
+        let idle = TimeAmount(configuration.idleTimeout)
         // A device that asks and never reads holds at most `outboxBytes` and one reply; the fan-out
         // does not wait, so its queue may pass that by one message of the largest size.
         let settings = DeviceConnection.Settings(
             outboxBounds: DeviceOutbox.Bounds(
                 bytes: configuration.outboxBytes, hardBytes: configuration.outboxBytes + limits.messageBytes,
                 stall: configuration.slowConsumerTimeout),
-            pingInterval: .nanoseconds(nanoseconds(configuration.pingInterval)))
+            pingInterval: TimeAmount(configuration.pingInterval))
         let tls = try tlsContext(configuration)
         let devices = DeviceChannel(
             tokens: tokens,
@@ -127,11 +127,6 @@ public enum SyncServer {
             configuration: TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
                 privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
-    }
-
-    /// `duration` in whole nanoseconds.
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     /// What an instance enforces, for its start's log line.
