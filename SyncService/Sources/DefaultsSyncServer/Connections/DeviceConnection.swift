@@ -237,17 +237,8 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         case .closing, .closed:
             context.close(promise: nil)
         case .admitting, .open, .refusing:
-            if case .refusing(_, _, _, true) = phase, case .verified(let claims, _) = credentials {
-                backend.endHold(claims: claims)
-            }
             var data = frame.unmaskedData
-            let code = data.readWebSocketErrorCode() ?? .normalClosure
-            var echo = context.channel.allocator.buffer(capacity: 2)
-            echo.write(webSocketErrorCode: code)
-            phase = .closing(until: context.eventLoop.now + settings.closeFrameTimeout, written: false)
-            outbox?.finish()
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: echo)))
-                .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            sendClose(data.readWebSocketErrorCode() ?? .normalClosure, text: "", isAnswer: true)
         }
     }
 
@@ -427,14 +418,13 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     }
 
     /// Sends the close frame (`text` cut to fit), then waits for the peer's for at most
-    /// ``Settings/closeFrameTimeout``.
-    private func sendClose(_ code: WebSocketErrorCode, text: String) {
+    /// ``Settings/closeFrameTimeout``; or, `isAnswer`, echoes the peer's and closes once it is
+    /// written.
+    private func sendClose(_ code: WebSocketErrorCode, text: String, isAnswer: Bool = false) {
         guard let context else { return }
         switch phase {
         case .closing, .closed: return
-        case .refusing(_, _, _, let held):
-            if held, case .verified(let claims, _) = credentials { backend.endHold(claims: claims) }
-        case .admitting, .open: break
+        case .admitting, .open, .refusing: endHold(of: phase)
         }
         outbox?.finish()
         writing = nil
@@ -442,11 +432,17 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         var data = context.channel.allocator.buffer(capacity: 2 + 123)
         data.write(webSocketErrorCode: code)
         data.writeString(Self.closeFrameReason(text))
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
-            .assumeIsolated().whenSuccess { [weak self] in
+        let written = context.writeAndFlush(
+            wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
+        ).assumeIsolated()
+        if isAnswer {
+            written.whenComplete { _ in context.close(promise: nil) }
+        } else {
+            written.whenSuccess { [weak self] in
                 guard let self, case .closing(let until, _) = self.phase else { return }
                 self.phase = .closing(until: until, written: true)
             }
+        }
         scheduleDeadline()
         readIfAllowed()
     }
@@ -552,6 +548,13 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
 
     // MARK: Ending
 
+    /// Lets go of a refused device held (``Admission/refused(_:text:holdFor:)``) as its
+    /// connection leaves `phase`, whichever way it goes.
+    private func endHold(of phase: Phase) {
+        guard case .refusing(_, _, _, true) = phase, case .verified(let claims, _) = credentials else { return }
+        backend.endHold(claims: claims)
+    }
+
     /// The connection ended: the device leaves its group, and what waits for it goes.
     private func end() {
         if case .closed = phase { return }
@@ -568,7 +571,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         outbox?.finish()
         guard case .verified(let claims, _) = credentials else { return }
         metrics.disconnected()
-        if case .refusing(_, _, _, true) = ended { backend.endHold(claims: claims) }
+        endHold(of: ended)
         if isAdmitted, let outbox {
             let backend = backend
             Task { await backend.leave(outbox, claims: claims) }
