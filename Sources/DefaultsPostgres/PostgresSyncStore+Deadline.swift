@@ -26,18 +26,20 @@ extension PostgresSyncStore {
         }
     }
 
-    /// Connects, or throws when the connection and log-in have not finished within
-    /// ``responseTimeout`` (the TCP connect alone has PostgresNIO's own timeout). A connection
-    /// that completes after that is closed.
+    /// Connects to the first of ``servers`` that takes the session (``PostgresServers``), or
+    /// throws when the connection, its log-in and that check have not finished within
+    /// ``responseTimeout`` for one server (the TCP connect alone has PostgresNIO's own timeout).
+    /// A connection that completes after that is closed.
     func connect() async throws -> PostgresConnection {
-        let configuration = configuration
-        let logger = logger
+        let (logger, limit) = (logger, responseTimeout)
         let id = Self.connectionIDs.wrappingAdd(1, ordering: .relaxed).newValue
         do {
-            return try await Self.withDeadline(
-                responseTimeout,
-                { try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger) },
-                discardingLate: { try? await $0.close() })
+            let servers = servers
+            return try await servers.connect { configuration in
+                try await Self.withDeadline(
+                    limit, { try await servers.open(configuration, id: id, logger: logger) },
+                    discardingLate: { try? await $0?.close() })
+            }.connection
         } catch let timeout as DeadlinePassed {
             throw PostgresSyncError("\(endpoint): no answer while connecting within \(timeout.limit)")
         }

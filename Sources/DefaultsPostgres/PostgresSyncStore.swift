@@ -39,8 +39,9 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     /// How often an idle connection checks that the server still answers.
     public let livenessCheckInterval: Duration
 
-    let configuration: PostgresConnection.Configuration
-    /// The server (`host:port/database`), without credentials.
+    /// The servers, and which of them the store connects to (``PostgresServers``).
+    let servers: PostgresServers
+    /// The server (`host:port/database`, every host of a list), without credentials.
     public let endpoint: String
     let logger: Logger
     private let reconnection: ReconnectionPolicy
@@ -59,11 +60,24 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     /// Connects through a URL, `postgres://user:password@host:port/database`; see
     /// ``configuration(url:)`` for TLS (`sslmode`) and Unix sockets.
     ///
+    /// A URL may name several servers, as libpq writes it:
+    /// `postgres://user@h1:5432,h2:5432,h3:5432/db?target_session_attrs=read-write` connects to the
+    /// first that accepts writes, so that after a failover (a Patroni cluster promoting a replica)
+    /// the store reconnects to the new primary, never to a replica.
+    ///
     /// Nothing connects until the store is given to `Defaults.iCloud.use(_:)`.
     ///
     /// - Throws: ``PostgresSyncError`` for a URL that cannot be read or an empty namespace.
     public convenience init(url: String, namespace: String) throws {
-        try self.init(configuration: Self.configuration(url: url), namespace: namespace)
+        let database: PostgresURL
+        let servers: PostgresServers
+        do {
+            database = try PostgresURL(url)
+            servers = try database.servers()
+        } catch let error as SyncSQLError {
+            throw PostgresSyncError(error.description)
+        }
+        try self.init(servers: servers, endpoint: database.description, namespace: namespace)
     }
 
     /// Connects with a PostgresNIO configuration (TLS, timeouts and the rest through its options).
@@ -79,8 +93,22 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     ///     (a `SELECT 1`).
     /// - Throws: ``PostgresSyncError`` for an empty namespace or a timeout or interval that is not
     ///   positive.
-    public init(
+    public convenience init(
         configuration: PostgresConnection.Configuration,
+        namespace: String,
+        reconnectDelays: ClosedRange<Duration> = .milliseconds(250)...(.seconds(30)),
+        responseTimeout: Duration = .seconds(30),
+        livenessCheckInterval: Duration = .seconds(30)
+    ) throws {
+        try self.init(
+            servers: PostgresServers(configuration), endpoint: Self.endpoint(of: configuration), namespace: namespace,
+            reconnectDelays: reconnectDelays, responseTimeout: responseTimeout,
+            livenessCheckInterval: livenessCheckInterval)
+    }
+
+    init(
+        servers: PostgresServers,
+        endpoint: String,
         namespace: String,
         reconnectDelays: ClosedRange<Duration> = .milliseconds(250)...(.seconds(30)),
         responseTimeout: Duration = .seconds(30),
@@ -92,13 +120,13 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         guard responseTimeout > .zero, livenessCheckInterval > .zero, reconnectDelays.lowerBound > .zero else {
             throw PostgresSyncError("The sync store's timeout, liveness interval and reconnect delays must be positive")
         }
-        self.configuration = configuration
+        self.servers = servers
         self.namespace = namespace
         reconnection = ReconnectionPolicy(delays: reconnectDelays)
         rows = SyncTable.store(namespace: namespace)
         self.responseTimeout = responseTimeout
         self.livenessCheckInterval = livenessCheckInterval
-        endpoint = Self.endpoint(of: configuration)
+        self.endpoint = endpoint
         description = "\(endpoint) (namespace \(namespace))"
         var logger = Logger(label: "swift-defaults.postgres")
         logger.logLevel = .warning

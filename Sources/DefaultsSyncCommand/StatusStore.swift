@@ -83,7 +83,7 @@ struct StatusStore {
         do {
             database = try PostgresURL(url)
             // What an application's store would refuse (a TLS setting it cannot load) fails here too.
-            _ = try database.connectionConfiguration()
+            _ = try database.servers()
         } catch let error as SyncSQLError {
             throw StatusProblem(.badURL, error.description)
         } catch {

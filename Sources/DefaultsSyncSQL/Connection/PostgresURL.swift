@@ -11,10 +11,37 @@ import PostgresNIO
 ///   `require` (TLS, certificate not checked); `verify-full` (TLS, certificate and host checked,
 ///   against `sslrootcert=<file>` when given, else the system's roots).
 /// - `host=/directory` in the query connects through the Unix socket in that directory.
+/// - Several servers, as libpq writes them: `postgres://user@h1:5432,h2:5432,h3/db`, tried in
+///   turn; with `target_session_attrs=read-write` (or `primary`), only one that accepts writes is
+///   used (``PostgresServers``), so that a replica Patroni promoted is found after a failover.
 public struct PostgresURL: Sendable, CustomStringConvertible {
-    /// The server's host name, or `nil` for a Unix socket.
+    /// One server of the URL: a host and its port.
+    public struct Endpoint: Sendable, Equatable, CustomStringConvertible {
+        public let host: String
+        public let port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `host:port`, with an IPv6 address in brackets.
+        public var description: String {
+            host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        }
+    }
+
+    /// The most servers one URL may name.
+    public static let maximumEndpoints = 16
+
+    /// The first server's host name, or `nil` for a Unix socket.
     public let host: String?
+    /// The first server's port.
     public let port: Int
+    /// Every server the URL names, in its order; empty for a Unix socket.
+    public let endpoints: [Endpoint]
+    /// Which server a session may use (`target_session_attrs`).
+    public let targetSession: TargetSession
     /// The Unix socket's path, for `host=/directory`.
     public let unixSocketPath: String?
     public let user: String
@@ -28,6 +55,8 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``SyncSQLError`` naming what is wrong; its description never holds the password.
     public init(_ url: String) throws {
+        // URLComponents reads one host: a list is taken out first and the first host put back.
+        let (url, listed) = try Self.hostList(of: url)
         guard let components = URLComponents(string: url),
             let scheme = components.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql"
         else {
@@ -50,21 +79,62 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
                 "The database URL's sslmode \"\(sslMode)\" is not one of disable, prefer, require, verify-ca, verify-full"
             )
         }
+        let target = query["target_session_attrs"] ?? TargetSession.any.rawValue
+        guard let targetSession = TargetSession(rawValue: target) else {
+            throw SyncSQLError(
+                "The database URL's target_session_attrs \"\(target)\" is not one of any, read-write, primary (sync writes)"
+            )
+        }
+        self.targetSession = targetSession
         if let directory = query["host"], directory.hasPrefix("/") {
             unixSocketPath = "\(directory)/.s.PGSQL.\(port)"
             host = nil
+            endpoints = []
         } else {
             guard let host = components.host, !host.isEmpty else {
                 throw SyncSQLError("The database URL names no host (postgres://user@host/database)")
             }
             self.host = host
             unixSocketPath = nil
+            endpoints = listed ?? [Endpoint(host: host, port: port)]
         }
     }
 
-    /// `postgres://user@host:port/database` or the socket path: never the password.
+    /// `url` with a list of hosts (`h1:5432,h2,[::1]:5433`) replaced by its first, and the list;
+    /// `url` and `nil` when it names one host.
+    private static func hostList(of url: String) throws -> (url: String, endpoints: [Endpoint]?) {
+        guard let schemeEnd = url.range(of: "://") else { return (url, nil) }
+        let rest = url[schemeEnd.upperBound...]
+        let authority = rest.prefix { !"/?#".contains($0) }
+        let hosts = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        guard hosts.contains(",") else { return (url, nil) }
+        let parts = hosts.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count <= maximumEndpoints else {
+            throw SyncSQLError("The database URL names \(parts.count) hosts; at most \(maximumEndpoints)")
+        }
+        let endpoints = try parts.map { part -> Endpoint in
+            var host = Substring(part)
+            var port = 5432
+            if let colon = part.lastIndex(of: ":"), !part[colon...].contains("]") {
+                guard let number = Int(part[part.index(after: colon)...]), (1...65535).contains(number) else {
+                    throw SyncSQLError("The database URL's host list has a bad port: \"\(part)\"")
+                }
+                (host, port) = (part[..<colon], number)
+            }
+            if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+            guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-_:%".contains($0) }) else {
+                throw SyncSQLError("The database URL's host list names a bad host: \"\(part)\"")
+            }
+            return Endpoint(host: String(host), port: port)
+        }
+        let first = parts[0]
+        return (url.replacingCharacters(in: hosts.startIndex..<hosts.endIndex, with: first), endpoints)
+    }
+
+    /// `postgres://user@host:port/database` (every host of a list) or the socket path: never the password.
     public var description: String {
-        "postgres://\(user)@\(unixSocketPath ?? "\(host ?? "?"):\(port)")/\(database ?? user)"
+        let place = unixSocketPath ?? endpoints.map(\.description).joined(separator: ",")
+        return "postgres://\(user)@\(place)/\(database ?? user)"
     }
 
     /// The TLS settings `sslmode` asks for, or `nil` for none; `isRequired` unless TLS is only
@@ -89,11 +159,25 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The configuration of one connection.
+    /// The configuration of one connection to the first server (of a list, ``servers()``).
     public func connectionConfiguration() throws -> PostgresConnection.Configuration {
-        if let unixSocketPath {
+        try connectionConfiguration(endpoint: endpoints.first)
+    }
+
+    /// Every server the URL names, each with its connection's configuration, and which of them a
+    /// session may use.
+    public func servers() throws -> PostgresServers {
+        let configurations =
+            endpoints.isEmpty
+            ? [try connectionConfiguration(endpoint: nil)]
+            : try endpoints.map { try connectionConfiguration(endpoint: $0) }
+        return PostgresServers(configurations: configurations, target: targetSession)
+    }
+
+    private func connectionConfiguration(endpoint: Endpoint?) throws -> PostgresConnection.Configuration {
+        guard let endpoint else {
             return PostgresConnection.Configuration(
-                unixSocketPath: unixSocketPath, username: user, password: password, database: database)
+                unixSocketPath: unixSocketPath ?? "", username: user, password: password, database: database)
         }
         var mode = PostgresConnection.Configuration.TLS.disable
         if let (configuration, isRequired) = tlsConfiguration() {
@@ -101,20 +185,23 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
             mode = isRequired ? .require(context) : .prefer(context)
         }
         return PostgresConnection.Configuration(
-            host: host ?? "", port: port, username: user, password: password, database: database, tls: mode)
+            host: endpoint.host, port: endpoint.port, username: user, password: password, database: database,
+            tls: mode)
     }
 
-    /// The configuration of a pool of connections.
-    public func clientConfiguration() -> PostgresClient.Configuration {
-        if let unixSocketPath {
+    /// The configuration of a pool of connections to the first server, or to `endpoint` (one of
+    /// ``endpoints``).
+    public func clientConfiguration(endpoint: Endpoint? = nil) -> PostgresClient.Configuration {
+        guard let endpoint = endpoint ?? endpoints.first else {
             return PostgresClient.Configuration(
-                unixSocketPath: unixSocketPath, username: user, password: password, database: database)
+                unixSocketPath: unixSocketPath ?? "", username: user, password: password, database: database)
         }
         var mode = PostgresClient.Configuration.TLS.disable
         if let (configuration, isRequired) = tlsConfiguration() {
             mode = isRequired ? .require(configuration) : .prefer(configuration)
         }
         return PostgresClient.Configuration(
-            host: host ?? "", port: port, username: user, password: password, database: database, tls: mode)
+            host: endpoint.host, port: endpoint.port, username: user, password: password, database: database,
+            tls: mode)
     }
 }

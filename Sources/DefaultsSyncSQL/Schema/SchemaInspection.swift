@@ -80,17 +80,16 @@ extension SyncSchema {
         url: PostgresURL, timeout: Duration, logger: Logger,
         then read: @escaping @Sendable (SchemaInspection, PostgresConnection) async throws -> Output
     ) async throws -> Output {
-        let configuration: PostgresConnection.Configuration
+        let servers: PostgresServers
         do {
-            configuration = try url.connectionConfiguration()
+            servers = try url.servers()
         } catch {
             throw SyncSQLError("\(url): \(error)")
         }
         let race = Race<Output>()
         do {
             return try await race.run(within: timeout) {
-                let connection = try await PostgresConnection.connect(
-                    configuration: configuration, id: 1, logger: logger)
+                let connection = try await servers.connect(id: 1, logger: logger).connection
                 // Closed by the deadline once it passes, or here when it passed already.
                 guard race.hold(connection) else {
                     try? await connection.close()

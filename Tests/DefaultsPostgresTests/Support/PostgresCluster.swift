@@ -96,14 +96,20 @@ struct PostgresCluster: Sendable {
     /// server another test starts with `--port 0`, which then holds it first (seen in CI: the
     /// deployment article's second instance failed with "Address already in use").
     static func freePort() throws -> Int {
+        try freePort(block: 1)
+    }
+
+    /// The first of `block` consecutive loopback ports nothing listens on right now, as
+    /// ``freePort()`` finds one.
+    static func freePort(block: Int) throws -> Int {
         for _ in 0..<500 {
             let port = lastPortTried.withLock { last in
-                last = last >= 32_000 ? 20_000 : last + 1
+                last = last + block >= 32_000 ? 20_000 : last + block
                 return last
             }
-            if try canBind(port) { return port }
+            if try (port..<port + block).allSatisfy(canBind) { return port }
         }
-        throw ScriptError(message: "no free loopback port between 20000 and 32000")
+        throw ScriptError(message: "no \(block) free loopback ports between 20000 and 32000")
     }
 
     /// The last port tried; the first is random, so that two test processes rarely pick alike.

@@ -38,7 +38,8 @@ actor ChangeFanout: Service {
     /// the database as each device connects).
     private var revocations: [String: Revocation] = [:]
     private let storage: ServiceStorage
-    private let listenerConfiguration: PostgresConnection.Configuration
+    /// The database's servers, of which the listener connects to the primary.
+    private let servers: PostgresServers
     private let metrics: ServerMetrics
     private let logger: Logger
     /// What each user spends on this instance: connections and their shared rate.
@@ -48,11 +49,10 @@ actor ChangeFanout: Service {
     private var unopenedWarned: ContinuousClock.Instant?
 
     init(
-        storage: ServiceStorage, listenerConfiguration: PostgresConnection.Configuration, metrics: ServerMetrics,
-        logger: Logger
+        storage: ServiceStorage, servers: PostgresServers, metrics: ServerMetrics, logger: Logger
     ) {
         self.storage = storage
-        self.listenerConfiguration = listenerConfiguration
+        self.servers = servers
         self.metrics = metrics
         self.logger = logger
         budgets = UserBudgets(limits: storage.limits)
@@ -247,16 +247,18 @@ actor ChangeFanout: Service {
         }
     }
 
-    /// When the listener connects again after it lost PostgreSQL.
+    /// When the listener connects again after it lost PostgreSQL: at most 2 s apart, so that it
+    /// listens on a promoted primary within seconds of a failover.
     private static let reconnection = ReconnectionPolicy(
-        delays: .milliseconds(100)...(.seconds(5)), settledAfter: .seconds(10))
+        delays: .milliseconds(100)...(.seconds(2)), settledAfter: .seconds(10))
 
     private nonisolated func listen(
         on listener: ListenerConnection, connected: @escaping @Sendable () -> Void
     ) async throws {
-        let connection = try await PostgresConnection.connect(
-            configuration: listenerConfiguration, id: 0, logger: logger)
+        let (connection, server) = try await servers.connect(id: 0, logger: logger)
         defer { Task { try? await connection.close() } }
+        // The listener found the primary: the pool's requests go there too.
+        storage.pool.follow(server)
         guard listener.adopt(connection) else { return }  // stopped while it connected
         let seal = try await storage.seal(on: connection)
         try await connection.listen(on: ServiceSchema.channel) { notifications in
@@ -278,6 +280,8 @@ actor ChangeFanout: Service {
 
     /// Logs the listener's loss once, however many attempts it takes to listen again.
     private func lostListener(_ error: any Error) {
+        // The listener is the first to hear of a lost primary, even when no request is under way.
+        storage.pool.searchForPrimary()
         guard listenerLostAt == nil else { return }
         listenerLostAt = .now
         logger.warning("the change listener lost PostgreSQL: \(escaped(String(reflecting: error))); retrying")

@@ -40,15 +40,15 @@ public enum SyncServer {
             )
         }
         let database = try PostgresURL(configuration.databaseURL)
-        let connectionConfiguration = try database.connectionConfiguration()
-        try await prepare(database, configuration: connectionConfiguration, logger: logger)
+        let servers = try database.servers()
+        let primary = try await prepare(database, servers: servers, logger: logger)
 
-        var clientConfiguration = database.clientConfiguration()
-        clientConfiguration.options.maximumConnections = configuration.databaseConnections
-        let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        let pool = try DatabasePool(
+            database: database, startingAt: primary, maximumConnections: configuration.databaseConnections,
+            logger: logger)
         let metrics = ServerMetrics()
         let storage = ServiceStorage(
-            client: client, limits: configuration.limits,
+            pool: pool, limits: configuration.limits,
             userShare: UserDatabaseShare(
                 connections: configuration.userDatabaseShare, userConnections: configuration.limits.userConnections),
             logger: logger)
@@ -59,7 +59,7 @@ public enum SyncServer {
                 first: configuration.slowConsumerBackOff.lowerBound,
                 longest: configuration.slowConsumerBackOff.upperBound))
         let fanout = ChangeFanout(
-            storage: storage, listenerConfiguration: connectionConfiguration, metrics: metrics, logger: logger)
+            storage: storage, servers: servers, metrics: metrics, logger: logger)
 
         let limits = configuration.limits
         let idle = TimeAmount(configuration.idleTimeout)
@@ -79,7 +79,7 @@ public enum SyncServer {
             settings: settings, messageBytes: limits.messageBytes, requestDeadline: idle, tls: tls,
             wheels: TimerWheels(),
             health: {
-                let healthy = await answers(client, logger: logger)
+                let healthy = await answers(pool, logger: logger)
                 return (
                     healthy,
                     "{\"status\":\"\(healthy ? "ok" : "database unavailable")\",\"connections\":\(metrics.currentConnections)}\n"
@@ -98,7 +98,7 @@ public enum SyncServer {
             },
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: client), .init(service: fanout),
+            .init(service: pool), .init(service: fanout),
         ]
         if let metricsPage, let metricsPort = configuration.metricsPort {
             services.append(
@@ -171,13 +171,15 @@ public enum SyncServer {
             logger: logger)
     }
 
-    /// Migrates the schema, and warns when row-level security cannot hold the server's role.
+    /// Migrates the schema, and warns when row-level security cannot hold the server's role;
+    /// returns the server (of the URL's list) it did so on.
     private static func prepare(
-        _ database: PostgresURL, configuration: PostgresConnection.Configuration, logger: Logger
-    ) async throws {
+        _ database: PostgresURL, servers: PostgresServers, logger: Logger
+    ) async throws -> Int {
         let connection: PostgresConnection
+        let server: Int
         do {
-            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            (connection, server) = try await servers.connect(id: 0, logger: logger)
         } catch {
             throw ServiceStorageError("cannot connect to \(database): \(String(reflecting: error))")
         }
@@ -189,14 +191,15 @@ public enum SyncServer {
             )
         }
         try await ServiceSchema.warnOfOtherRoles(connection, logger: logger)
+        return server
     }
 
     /// Whether the database answers within two seconds.
-    private static func answers(_ client: PostgresClient, logger: Logger) async -> Bool {
+    private static func answers(_ pool: DatabasePool, logger: Logger) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 do {
-                    try await client.query("SELECT 1", logger: logger)
+                    try await pool.query("SELECT 1", logger: logger)
                     return true
                 } catch {
                     return false

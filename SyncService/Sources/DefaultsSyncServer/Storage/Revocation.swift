@@ -44,8 +44,7 @@ public struct Revocation: Sendable, Hashable {
         let database = try PostgresURL(databaseURL)
         let connection: PostgresConnection
         do {
-            connection = try await PostgresConnection.connect(
-                configuration: try database.connectionConfiguration(), id: 0, logger: logger)
+            connection = try await database.servers().connect(id: 0, logger: logger).connection
         } catch {
             throw ServiceStorageError("cannot connect to \(database): \(String(reflecting: error))")
         }

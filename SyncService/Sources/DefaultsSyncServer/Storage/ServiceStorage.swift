@@ -15,7 +15,7 @@ import Synchronization
 /// requests never hold more of the pool than their share, nor wait in PostgreSQL for their own
 /// owner's lock.
 public final class ServiceStorage: Sendable {
-    let client: PostgresClient
+    let pool: DatabasePool
     let limits: ServiceLimits
     let logger: Logger
     /// One push per owner at a time on this instance.
@@ -29,8 +29,8 @@ public final class ServiceStorage: Sendable {
     /// The key that seals notifications, read once from the database.
     private let cachedSeal = Mutex<AnnouncementSeal?>(nil)
 
-    init(client: PostgresClient, limits: ServiceLimits, userShare: UserDatabaseShare, logger: Logger) {
-        self.client = client
+    init(pool: DatabasePool, limits: ServiceLimits, userShare: UserDatabaseShare, logger: Logger) {
+        self.pool = pool
         self.limits = limits
         self.userShare = userShare
         self.logger = logger
@@ -42,9 +42,9 @@ public final class ServiceStorage: Sendable {
     private func transaction<Result: Sendable>(
         of owner: Owner, locking: Bool = false, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let (client, logger) = (client, logger)
+        let (pool, logger) = (pool, logger)
         return try await userShare.withConnection(of: owner.user) {
-            try await client.withTransaction(logger: logger) { connection in
+            try await pool.withTransaction(logger: logger) { connection in
                 // One round trip: declaring the owner and taking its lock (ServiceSchema's function,
                 // the one the numbering trigger takes).
                 try await connection.query(

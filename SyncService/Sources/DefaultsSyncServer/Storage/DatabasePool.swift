@@ -1,0 +1,161 @@
+import DefaultsSyncSQL
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// The instance's pool of connections to the primary: one PostgresNIO pool on the server the
+/// database URL's servers choose (``PostgresServers``), replaced by one on another server when
+/// the primary moves.
+///
+/// With one server in the URL (PostgreSQL itself, or HAProxy routing to a Patroni cluster's
+/// primary) the pool stays, and PostgresNIO reconnects it. With several
+/// (`h1,h2,h3/db?target_session_attrs=read-write`), a request that finds the primary lost or
+/// read-only (``PostgresServers/isLostPrimary(_:)``), or the change listener losing it, starts a
+/// search: every server is asked in turn, every quarter of a second, until one accepts writes;
+/// a pool on it takes the requests from then on, and the old pool is shut down, its connections
+/// closed, never reused.
+final class DatabasePool: Service, Sendable {
+    private struct Pooled: Sendable {
+        let index: Int
+        let client: PostgresClient
+        /// Finished when the pool is replaced: its `run` then ends.
+        let retirement: AsyncStream<Void>.Continuation
+    }
+
+    private struct State {
+        var current: Pooled
+        var isSearching = false
+        var isStopped = false
+    }
+
+    private let database: PostgresURL
+    private let servers: PostgresServers
+    private let maximumConnections: Int
+    private let logger: Logger
+    private let state: Mutex<State>
+    /// Each pool to run, with the stream that tells it to stop.
+    private let started: AsyncStream<(Pooled, AsyncStream<Void>)>.Continuation
+    private let starting: AsyncStream<(Pooled, AsyncStream<Void>)>
+
+    /// How often a search asks the servers again while none accepts writes (a failover takes
+    /// Patroni about its `ttl`).
+    static let searchInterval = Duration.milliseconds(250)
+    /// The longest a search goes on; the next lost request starts another.
+    static let longestSearch = Duration.seconds(120)
+
+    /// A pool on `startingAt`, the index of one of the URL's servers.
+    init(database: PostgresURL, startingAt index: Int, maximumConnections: Int, logger: Logger) throws {
+        self.database = database
+        servers = try database.servers()
+        self.maximumConnections = maximumConnections
+        self.logger = logger
+        (starting, started) = AsyncStream.makeStream()
+        let (pooled, retired) = Self.pool(
+            index: index, database: database, maximumConnections: maximumConnections, logger: logger)
+        state = Mutex(State(current: pooled))
+        started.yield((pooled, retired))
+    }
+
+    private static func pool(index: Int, database: PostgresURL, maximumConnections: Int, logger: Logger)
+        -> (Pooled, AsyncStream<Void>)
+    {
+        var configuration = database.clientConfiguration(
+            endpoint: database.endpoints.isEmpty ? nil : database.endpoints[index])
+        configuration.options.maximumConnections = maximumConnections
+        let (retired, retirement) = AsyncStream<Void>.makeStream()
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return (Pooled(index: index, client: client, retirement: retirement), retired)
+    }
+
+    /// Runs every pool until it is replaced, and all of them until the instance stops.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            await cancelWhenGracefulShutdown {
+                for await (pooled, retired) in self.starting {
+                    group.addTask {
+                        await withDiscardingTaskGroup { pool in
+                            pool.addTask { await pooled.client.run() }
+                            for await _ in retired {}
+                            pool.cancelAll()
+                        }
+                    }
+                }
+            }
+            group.cancelAll()
+        }
+        state.withLock { $0.isStopped = true }
+    }
+
+    /// Runs `body` in a transaction on a pooled connection to the primary.
+    func withTransaction<Result: Sendable>(
+        logger: Logger, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let client = state.withLock { $0.current.client }
+        do {
+            return try await client.withTransaction(logger: logger, body)
+        } catch {
+            if PostgresServers.isLostPrimary(error) { searchForPrimary() }
+            throw error
+        }
+    }
+
+    /// Runs `query` on a pooled connection to the primary.
+    func query(_ query: PostgresQuery, logger: Logger) async throws {
+        let client = state.withLock { $0.current.client }
+        do {
+            try await client.query(query, logger: logger)
+        } catch {
+            if PostgresServers.isLostPrimary(error) { searchForPrimary() }
+            throw error
+        }
+    }
+
+    /// The server (of the URL's list) the pool connects to now.
+    var currentServer: Int { state.withLock { $0.current.index } }
+
+    /// Moves the pool to server `index` (a connection found it accepts writes: the listener's),
+    /// unless it is there already.
+    func follow(_ index: Int) {
+        guard servers.configurations.count > 1 else { return }
+        let retired = state.withLock { state -> Pooled? in
+            guard !state.isStopped, state.current.index != index else { return nil }
+            let (pooled, retired) = Self.pool(
+                index: index, database: database, maximumConnections: maximumConnections, logger: logger)
+            let old = state.current
+            state.current = pooled
+            started.yield((pooled, retired))
+            return old
+        }
+        guard let retired else { return }
+        retired.retirement.finish()
+        logger.notice(
+            "the primary is \(database.endpoints[index]) now (was \(database.endpoints[retired.index])): pooled connections moved"
+        )
+    }
+
+    /// Looks for the server that accepts writes, unless a search is under way or the URL names
+    /// one server.
+    func searchForPrimary() {
+        guard servers.configurations.count > 1 else { return }
+        let begins = state.withLock { state -> Bool in
+            guard !state.isSearching, !state.isStopped else { return false }
+            state.isSearching = true
+            return true
+        }
+        guard begins else { return }
+        Task {
+            defer { state.withLock { $0.isSearching = false } }
+            let started = ContinuousClock.now
+            while started.duration(to: .now) < Self.longestSearch, !state.withLock({ $0.isStopped }) {
+                if let (connection, index) = try? await servers.connect(id: 0, logger: logger) {
+                    try? await connection.close()
+                    follow(index)
+                    return
+                }
+                try? await Task.sleep(for: Self.searchInterval)
+            }
+            logger.warning("no server of \(database) accepted writes for \(Self.longestSearch)")
+        }
+    }
+}
