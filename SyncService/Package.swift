@@ -62,6 +62,7 @@ let package = Package(
             dependencies: [
                 "DefaultsSyncServer",
                 .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
+                .product(name: "DefaultsSyncSQL", package: "swift-defaults"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -12,7 +12,7 @@ extension PostgresSyncStore {
     ///   against `sslrootcert=<file>` when given, else the system's roots).
     /// - `host=/directory` in the query connects through the Unix socket in that directory.
     /// - Of a URL naming several servers (`h1:5432,h2:5432`), the first's configuration:
-    ///   ``init(url:namespace:)`` uses them all.
+    ///   ``init(url:namespace:reconnectDelays:responseTimeout:livenessCheckInterval:)`` uses them all.
     ///
     /// - Throws: ``PostgresSyncError`` naming what is wrong; its description never holds the password.
     public static func configuration(url: String) throws -> PostgresConnection.Configuration {

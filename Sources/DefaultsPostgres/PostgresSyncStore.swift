@@ -67,8 +67,15 @@ public final class PostgresSyncStore: DefaultsSyncStore {
     ///
     /// Nothing connects until the store is given to `Defaults.iCloud.use(_:)`.
     ///
+    /// - Parameters: as ``init(configuration:namespace:reconnectDelays:responseTimeout:livenessCheckInterval:)``.
     /// - Throws: ``PostgresSyncError`` for a URL that cannot be read or an empty namespace.
-    public convenience init(url: String, namespace: String) throws {
+    public convenience init(
+        url: String,
+        namespace: String,
+        reconnectDelays: ClosedRange<Duration> = .milliseconds(250)...(.seconds(30)),
+        responseTimeout: Duration = .seconds(30),
+        livenessCheckInterval: Duration = .seconds(30)
+    ) throws {
         let database: PostgresURL
         let servers: PostgresServers
         do {
@@ -77,7 +84,9 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         } catch let error as SyncSQLError {
             throw PostgresSyncError(error.description)
         }
-        try self.init(servers: servers, endpoint: database.description, namespace: namespace)
+        try self.init(
+            servers: servers, endpoint: database.description, namespace: namespace, reconnectDelays: reconnectDelays,
+            responseTimeout: responseTimeout, livenessCheckInterval: livenessCheckInterval)
     }
 
     /// Connects with a PostgresNIO configuration (TLS, timeouts and the rest through its options).
@@ -110,9 +119,9 @@ public final class PostgresSyncStore: DefaultsSyncStore {
         servers: PostgresServers,
         endpoint: String,
         namespace: String,
-        reconnectDelays: ClosedRange<Duration> = .milliseconds(250)...(.seconds(30)),
-        responseTimeout: Duration = .seconds(30),
-        livenessCheckInterval: Duration = .seconds(30)
+        reconnectDelays: ClosedRange<Duration>,
+        responseTimeout: Duration,
+        livenessCheckInterval: Duration
     ) throws {
         guard !namespace.isEmpty else {
             throw PostgresSyncError("The sync namespace is empty; use your application's identifier")

@@ -1,4 +1,5 @@
 import Defaults
+import DefaultsSyncSQL
 import Foundation
 import Logging
 import PostgresNIO
@@ -183,7 +184,7 @@ struct PostgresSyncStoreTests {
             try await connection.close()
             // PostgresNIO 1.33 drops a query written to a closed connection, and never answers it.
             let result = try await outcome(of: "the bounded query") {
-                try await PostgresSyncStore.withDeadline(.seconds(2)) {
+                try await Deadline.run(.seconds(2)) {
                     _ = try await connection.query("SELECT 1", logger: logger)
                 }
             }

@@ -73,13 +73,15 @@ struct SeveralServersStoreTests {
     func setReadOnly(_ cluster: PostgresCluster, _ readOnly: Bool) throws {
         try cluster.query(
             readOnly
-                ? "ALTER SYSTEM SET default_transaction_read_only = on" : "ALTER SYSTEM RESET default_transaction_read_only")
+                ? "ALTER SYSTEM SET default_transaction_read_only = on"
+                : "ALTER SYSTEM RESET default_transaction_read_only")
         try cluster.query("SELECT pg_reload_conf()")
     }
 
     func keys(in cluster: PostgresCluster, namespace: String) throws -> [String] {
         try cluster.query(
-            "SELECT key FROM defaults_sync_values WHERE namespace = '\(namespace)' ORDER BY key", database: "defaults_sync")
+            "SELECT key FROM defaults_sync_values WHERE namespace = '\(namespace)' ORDER BY key",
+            database: "defaults_sync")
     }
 
     func url(_ ports: [Int]) -> String {

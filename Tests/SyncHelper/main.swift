@@ -91,7 +91,7 @@ if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEm
             }
         } else {
             store = try PostgresSyncStore(
-                configuration: PostgresSyncStore.configuration(url: url),
+                url: url,
                 namespace: namespace,
                 reconnectDelays: reconnectDelays,
                 responseTimeout: isFast ? .seconds(10) : .seconds(30),

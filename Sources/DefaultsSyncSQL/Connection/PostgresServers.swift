@@ -70,9 +70,8 @@ public struct PostgresServers: Sendable {
     {
         let connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
         do {
-            if try await !target.requiresWrites || Self.acceptsWrites(connection, logger: logger) {
-                return connection
-            }
+            guard target.requiresWrites else { return connection }
+            if try await Self.acceptsWrites(connection, logger: logger) { return connection }
         } catch {
             try? await connection.close()
             throw error

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsSyncSQL
 import Foundation
 
 /// Where `serve` (and any subcommand that reaches the database) reads PostgreSQL's URL, so that
@@ -50,23 +51,35 @@ struct DatabaseOptions: ParsableArguments {
                 "Give --database-url-file (or DEFAULTS_SYNC_DATABASE_URL_FILE, or the URL in DEFAULTS_SYNC_DATABASE_URL)"
             )
         }
-        guard var components = URLComponents(string: text), components.scheme?.hasPrefix("postgres") == true else {
-            throw ValidationError("the database URL is not a postgres:// URL")
+        let database: PostgresURL
+        do {
+            database = try PostgresURL(text)
+        } catch {
+            throw ValidationError("\(error)")
         }
-        guard components.percentEncodedPassword?.isEmpty ?? true else { return text }
+        guard database.password?.isEmpty ?? true else { return text }
         let password: String?
         if let passwordFile {
             password = try firstLine(ofSecret: passwordFile, what: "--database-password-file")
         } else {
+            // The first server's line (libpq looks one up for each server of a list).
             password = try PasswordFile.password(
-                host: components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost",
-                port: components.port ?? 5432,
-                database: String(components.path.drop { $0 == "/" }),
-                user: components.user ?? "")
+                host: database.host ?? "localhost", port: database.port, database: database.database ?? database.user,
+                user: database.user)
         }
         guard let password else { return text }
-        components.percentEncodedPassword = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
-        return components.string ?? text
+        return inserting(password, into: text)
+    }
+
+    /// `url` with `password` (percent-encoded) after its user name: a URL of several servers is
+    /// no URL to Foundation, so the text itself is edited.
+    static func inserting(_ password: String, into url: String) -> String {
+        guard let schemeEnd = url.range(of: "://")?.upperBound else { return url }
+        let authorityEnd = url[schemeEnd...].firstIndex { "/?#".contains($0) } ?? url.endIndex
+        guard let at = url[schemeEnd..<authorityEnd].lastIndex(of: "@") else { return url }
+        let user = url[schemeEnd..<at].prefix { $0 != ":" }
+        let encoded = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return url[..<schemeEnd] + user + ":" + encoded + url[at...]
     }
 
     /// The first line of a file holding a secret: a regular file, not a link, that neither its

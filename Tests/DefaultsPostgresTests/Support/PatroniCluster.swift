@@ -7,8 +7,7 @@ import TestSupport
 struct PatroniCluster: Sendable {
     static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Tests/patroni-cluster.sh")
+        .appendingPathComponent("patroni-cluster.sh")
 
     /// Whether Debian's patroni, etcd, haproxy and PostgreSQL are installed.
     static let isAvailable: Bool = (try? runScript(["available"])) != nil
@@ -37,7 +36,8 @@ struct PatroniCluster: Sendable {
         for _ in 0..<3 {
             let base = try PostgresCluster.freePort(block: 12)
             do {
-                let directory = try runScript(["start", "\(base)"], timeout: .seconds(180))
+                let directory =
+                    try runScript(["start", "\(base)"], timeout: .seconds(180))
                     .split(whereSeparator: \.isNewline).last.map(String.init) ?? ""
                 let ports = try String(contentsOfFile: "\(directory)/ports", encoding: .utf8)
                 var values: [String: String] = [:]
@@ -46,7 +46,8 @@ struct PatroniCluster: Sendable {
                     if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
                 }
                 guard let haproxy = values["haproxy"].flatMap({ Int($0) }),
-                    let postgres = values["postgres"]?.split(separator: ",").compactMap({ Int($0) }), postgres.count == 3
+                    let postgres = values["postgres"]?.split(separator: ",").compactMap({ Int($0) }),
+                    postgres.count == 3
                 else { throw PostgresCluster.ScriptError(message: "patroni-cluster.sh wrote no ports: \(ports)") }
                 return PatroniCluster(directory: directory, postgresPorts: postgres, haproxyPort: haproxy)
             } catch {
@@ -83,7 +84,8 @@ struct PatroniCluster: Sendable {
     /// line, columns separated by `|`.
     @discardableResult
     func query(_ sql: String) throws -> [String] {
-        try Self.runScript(["query", directory, sql, "defaults_sync"]).split(whereSeparator: \.isNewline).map(String.init)
+        try Self.runScript(["query", directory, sql, "defaults_sync"]).split(whereSeparator: \.isNewline).map(
+            String.init)
     }
 
     func destroy() { _ = try? Self.runScript(["destroy", directory], timeout: .seconds(60)) }

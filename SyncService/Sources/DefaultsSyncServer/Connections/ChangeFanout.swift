@@ -1,4 +1,5 @@
 import DefaultsSyncProtocol
+import DefaultsSyncSQL
 import Foundation
 import Logging
 import PostgresNIO

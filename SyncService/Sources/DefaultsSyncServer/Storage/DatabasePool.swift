@@ -43,6 +43,8 @@ final class DatabasePool: Service, Sendable {
     static let searchInterval = Duration.milliseconds(250)
     /// The longest a search goes on; the next lost request starts another.
     static let longestSearch = Duration.seconds(120)
+    /// The longest a transaction may take, the wait for a pooled connection included.
+    static let transactionLimit = Duration.seconds(30)
 
     /// A pool on `startingAt`, the index of one of the URL's servers.
     init(database: PostgresURL, startingAt index: Int, maximumConnections: Int, logger: Logger) throws {
@@ -71,14 +73,13 @@ final class DatabasePool: Service, Sendable {
     /// Runs every pool until it is replaced, and all of them until the instance stops.
     func run() async {
         await withDiscardingTaskGroup { group in
-            await cancelWhenGracefulShutdown {
-                for await (pooled, retired) in self.starting {
-                    group.addTask {
-                        await withDiscardingTaskGroup { pool in
-                            pool.addTask { await pooled.client.run() }
-                            for await _ in retired {}
-                            pool.cancelAll()
-                        }
+            // Ends at a graceful stop, when every pool's `run` ends too.
+            for await (pooled, retired) in starting.cancelOnGracefulShutdown() {
+                group.addTask {
+                    await withDiscardingTaskGroup { pool in
+                        pool.addTask { await pooled.client.run() }
+                        for await _ in retired {}
+                        pool.cancelAll()
                     }
                 }
             }
@@ -87,13 +88,20 @@ final class DatabasePool: Service, Sendable {
         state.withLock { $0.isStopped = true }
     }
 
-    /// Runs `body` in a transaction on a pooled connection to the primary.
+    /// Runs `body` in a transaction on a pooled connection to the primary, within
+    /// ``transactionLimit`` (``Deadline``): past it the caller is answered, and the pool, whose
+    /// connection may be one PostgresNIO never answers again (closed under the query), replaced.
     func withTransaction<Result: Sendable>(
-        logger: Logger, _ body: (PostgresConnection) async throws -> Result
+        logger: Logger, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let client = state.withLock { $0.current.client }
+        let pooled = state.withLock { $0.current }
         do {
-            return try await client.withTransaction(logger: logger, body)
+            return try await Deadline.run(Self.transactionLimit) {
+                try await pooled.client.withTransaction(logger: logger) { connection in try await body(connection) }
+            }
+        } catch let passed as Deadline.Passed {
+            renew(pooled)
+            throw passed
         } catch {
             if PostgresServers.isLostPrimary(error) { searchForPrimary() }
             throw error
@@ -118,8 +126,26 @@ final class DatabasePool: Service, Sendable {
     /// unless it is there already.
     func follow(_ index: Int) {
         guard servers.configurations.count > 1 else { return }
+        guard let retired = replace(unless: { $0.index == index }, with: index) else { return }
+        logger.notice(
+            "the primary is \(database.endpoints[index]) now (was \(database.endpoints[retired.index])): pooled connections moved"
+        )
+    }
+
+    /// Replaces `stale` by a new pool on the same server, and looks for the primary again: a
+    /// request on it passed its deadline, holding a connection that may never be given back.
+    private func renew(_ stale: Pooled) {
+        guard replace(unless: { $0.client !== stale.client }, with: stale.index) != nil else { return }
+        logger.warning(
+            "a transaction passed its deadline of \(Self.transactionLimit): the database's connections are made anew")
+        searchForPrimary()
+    }
+
+    /// Puts a new pool on server `index` in the current one's place, unless `keep` holds for the
+    /// current one; returns the pool replaced, whose connections are then closed.
+    private func replace(unless keep: (Pooled) -> Bool, with index: Int) -> Pooled? {
         let retired = state.withLock { state -> Pooled? in
-            guard !state.isStopped, state.current.index != index else { return nil }
+            guard !state.isStopped, !keep(state.current) else { return nil }
             let (pooled, retired) = Self.pool(
                 index: index, database: database, maximumConnections: maximumConnections, logger: logger)
             let old = state.current
@@ -127,11 +153,8 @@ final class DatabasePool: Service, Sendable {
             started.yield((pooled, retired))
             return old
         }
-        guard let retired else { return }
-        retired.retirement.finish()
-        logger.notice(
-            "the primary is \(database.endpoints[index]) now (was \(database.endpoints[retired.index])): pooled connections moved"
-        )
+        retired?.retirement.finish()
+        return retired
     }
 
     /// Looks for the server that accepts writes, unless a search is under way or the URL names

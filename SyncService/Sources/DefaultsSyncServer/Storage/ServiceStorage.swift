@@ -40,7 +40,7 @@ public final class ServiceStorage: Sendable {
     /// with `locking`, one that first takes the owner's lock (held until it ends), as every write
     /// does.
     private func transaction<Result: Sendable>(
-        of owner: Owner, locking: Bool = false, _ body: (PostgresConnection) async throws -> Result
+        of owner: Owner, locking: Bool = false, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let (pool, logger) = (pool, logger)
         return try await userShare.withConnection(of: owner.user) {

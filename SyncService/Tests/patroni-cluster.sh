@@ -1,0 +1,1 @@
+../../Tests/patroni-cluster.sh
