@@ -18,7 +18,7 @@ public enum TargetSession: String, Sendable {
 
 /// The servers a ``PostgresURL`` names, in its order, and the rule for choosing one: every
 /// connection of the sync store and of the sync service (its pool, its listener, its migration)
-/// is made through ``connect(opening:logger:)``, so that after a failover each finds the new
+/// is made through ``connect(id:logger:)``, so that after a failover each finds the new
 /// primary the same way.
 public struct PostgresServers: Sendable {
     /// Each server's connection configuration, in the URL's order.
