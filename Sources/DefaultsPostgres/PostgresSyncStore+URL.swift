@@ -11,13 +11,19 @@ extension PostgresSyncStore {
     ///   `require` (TLS, certificate not checked); `verify-full` (TLS, certificate and host checked,
     ///   against `sslrootcert=<file>` when given, else the system's roots).
     /// - `host=/directory` in the query connects through the Unix socket in that directory.
-    /// - Of a URL naming several servers (`h1:5432,h2:5432`), the first's configuration:
-    ///   ``init(url:namespace:reconnectDelays:responseTimeout:livenessCheckInterval:)`` uses them all.
+    /// - A URL naming several servers (`h1:5432,h2:5432`) is refused: one configuration is one
+    ///   server; ``init(url:namespace:reconnectDelays:responseTimeout:livenessCheckInterval:)``
+    ///   takes such a URL.
     ///
     /// - Throws: ``PostgresSyncError`` naming what is wrong; its description never holds the password.
     public static func configuration(url: String) throws -> PostgresConnection.Configuration {
         do {
-            return try PostgresURL(url).connectionConfiguration()
+            let database = try PostgresURL(url)
+            guard database.endpoints.count <= 1 else {
+                throw SyncSQLError(
+                    "One configuration is one server; give a URL of several to PostgresSyncStore(url:namespace:)")
+            }
+            return try database.connectionConfiguration()
         } catch let error as SyncSQLError {
             throw PostgresSyncError(error.description)
         }

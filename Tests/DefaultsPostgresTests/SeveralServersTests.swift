@@ -38,6 +38,9 @@ struct SeveralServersURLTests {
             ("postgres://app:pw@h1,h2 evil/db", "bad host"),
             ("postgres://app:pw@\(seventeen)/db", "at most 16"),
             ("postgres://app:pw@h1,h2/db?target_session_attrs=read-only", "target_session_attrs"),
+            // A list that would take whichever server connects, a replica too.
+            ("postgres://app:pw@h1,h2/db", "add target_session_attrs=read-write"),
+            ("postgres://app:pw@h1,h2/db?target_session_attrs=any", "add target_session_attrs=read-write"),
         ]
         for (url, message) in cases {
             #expect {

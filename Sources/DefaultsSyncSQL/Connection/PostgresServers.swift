@@ -41,8 +41,16 @@ public struct PostgresServers: Sendable {
     /// - Throws: With one server, what connecting to it threw. With several, a ``SyncSQLError``
     ///   naming each server and why it was passed over (never a password), when none was accepted.
     public func connect(id: Int, logger: Logger) async throws -> (connection: PostgresConnection, index: Int) {
-        try await connect { try await open($0, id: id, logger: logger) }
+        try await connect { configuration in
+            try await Deadline.run(
+                Self.serverLimit, { try await open(configuration, id: id, logger: logger) },
+                discardingLate: { try? await $0?.close() })
+        }
     }
+
+    /// How long ``connect(id:logger:)`` gives each server to take the connection, the log-in and
+    /// the question whether it accepts writes (a server lost just after the log-in never answers).
+    public static let serverLimit = Duration.seconds(10)
 
     /// ``connect(id:logger:)`` with each server opened by `open`: ``open(_:id:logger:)`` under a
     /// deadline of the caller's, say.
@@ -97,9 +105,10 @@ public struct PostgresServers: Sendable {
         if let error = error as? PostgresTransactionError {
             return [error.beginError, error.closureError, error.commitError].contains { $0.map(isLostPrimary) == true }
         }
+        if error is Deadline.Passed { return true }
         if let error = error as? PSQLError {
             switch error.code {
-            case .serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection:
+            case .serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection, .poolClosed:
                 return true
             default:
                 break

@@ -85,6 +85,12 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
                 "The database URL's target_session_attrs \"\(target)\" is not one of any, read-write, primary (sync writes)"
             )
         }
+        // Of a list, `any` would keep a replica (a primary that came back demoted, say) and write to it.
+        guard listed == nil || targetSession.requiresWrites else {
+            throw SyncSQLError(
+                "The database URL names several servers: add target_session_attrs=read-write, so that only the primary is used"
+            )
+        }
         self.targetSession = targetSession
         if let directory = query["host"], directory.hasPrefix("/") {
             unixSocketPath = "\(directory)/.s.PGSQL.\(port)"
@@ -112,18 +118,20 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
         guard parts.count <= maximumEndpoints else {
             throw SyncSQLError("The database URL names \(parts.count) hosts; at most \(maximumEndpoints)")
         }
-        let endpoints = try parts.map { part -> Endpoint in
+        // A part is never quoted: a password with an unencoded `/` ends the authority early.
+        let endpoints = try parts.enumerated().map { index, part -> Endpoint in
+            let which = "host \(index + 1) of \(parts.count)"
             var host = Substring(part)
             var port = 5432
             if let colon = part.lastIndex(of: ":"), !part[colon...].contains("]") {
                 guard let number = Int(part[part.index(after: colon)...]), (1...65535).contains(number) else {
-                    throw SyncSQLError("The database URL's host list has a bad port: \"\(part)\"")
+                    throw SyncSQLError("The database URL's host list has a bad port (\(which))")
                 }
                 (host, port) = (part[..<colon], number)
             }
             if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
             guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-_:%".contains($0) }) else {
-                throw SyncSQLError("The database URL's host list names a bad host: \"\(part)\"")
+                throw SyncSQLError("The database URL's host list names a bad host (\(which))")
             }
             return Endpoint(host: String(host), port: port)
         }

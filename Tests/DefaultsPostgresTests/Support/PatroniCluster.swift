@@ -4,7 +4,7 @@ import TestSupport
 /// A throwaway 3-node Patroni cluster (one etcd, three PostgreSQL servers with synchronous
 /// replication, HAProxy routing to the primary) on loopback ports, started by
 /// `Tests/patroni-cluster.sh`: how a test loses a database machine.
-struct PatroniCluster: Sendable {
+struct PatroniCluster: ThrowawayServer {
     static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("patroni-cluster.sh")
@@ -37,7 +37,7 @@ struct PatroniCluster: Sendable {
             let base = try PostgresCluster.freePort(block: 12)
             do {
                 let directory =
-                    try runScript(["start", "\(base)"], timeout: .seconds(180))
+                    try runScript(["start", "\(base)"], timeout: .seconds(400))
                     .split(whereSeparator: \.isNewline).last.map(String.init) ?? ""
                 let ports = try String(contentsOfFile: "\(directory)/ports", encoding: .utf8)
                 var values: [String: String] = [:]
@@ -89,19 +89,6 @@ struct PatroniCluster: Sendable {
     }
 
     func destroy() { _ = try? Self.runScript(["destroy", directory], timeout: .seconds(60)) }
-
-    /// Runs `body` with a new cluster, destroyed afterwards even when `body` throws.
-    static func with<Result>(_ body: (PatroniCluster) async throws -> Result) async throws -> Result {
-        let cluster = try start()
-        do {
-            let result = try await body(cluster)
-            cluster.destroy()
-            return result
-        } catch {
-            cluster.destroy()
-            throw error
-        }
-    }
 
     private static func node(in output: String) throws -> Int {
         guard let first = output.split(whereSeparator: \.isWhitespace).first, let node = Int(first) else {

@@ -5,7 +5,7 @@ import Testing
 
 /// A throwaway PostgreSQL server, started by `Tests/postgres-cluster.sh` in a temp dir on a free
 /// loopback port, with a user `defaults` who logs in with a password.
-struct PostgresCluster: Sendable {
+struct PostgresCluster: ThrowawayServer {
     static let password = "defaults-test-password"
     static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -62,18 +62,6 @@ struct PostgresCluster: Sendable {
         try query("SELECT pid FROM pg_stat_activity WHERE usename = '\(user)'").compactMap { pid_t($0) }
     }
 
-    /// Runs `body` with a new cluster, destroyed afterwards even when `body` throws.
-    static func with<Result>(_ body: (PostgresCluster) async throws -> Result) async throws -> Result {
-        let cluster = try start()
-        do {
-            let result = try await body(cluster)
-            cluster.destroy()
-            return result
-        } catch {
-            cluster.destroy()
-            throw error
-        }
-    }
 
     struct ScriptError: Error, CustomStringConvertible {
         let message: String
@@ -148,4 +136,25 @@ struct PostgresCluster: Sendable {
 extension Trait where Self == PostgresCluster.Shared {
     /// Starts one throwaway PostgreSQL server for the suite (``PostgresCluster/shared``).
     static var postgresCluster: Self { Self() }
+}
+
+/// A server a test starts for itself (``PostgresCluster``, ``PatroniCluster``) and destroys when done.
+protocol ThrowawayServer: Sendable {
+    static func start() throws -> Self
+    func destroy()
+}
+
+extension ThrowawayServer {
+    /// Runs `body` with a new server, destroyed afterwards even when `body` throws.
+    static func with<Result>(_ body: (Self) async throws -> Result) async throws -> Result {
+        let server = try start()
+        do {
+            let result = try await body(server)
+            server.destroy()
+            return result
+        } catch {
+            server.destroy()
+            throw error
+        }
+    }
 }

@@ -83,24 +83,45 @@ final class DatabasePool: Service, Sendable {
                     }
                 }
             }
+            // No pool is started from now on: none would run.
+            state.withLock { $0.isStopped = true }
+            started.finish()
             group.cancelAll()
         }
-        state.withLock { $0.isStopped = true }
     }
 
     /// Runs `body` in a transaction on a pooled connection to the primary, within
-    /// ``transactionLimit`` (``Deadline``): past it the caller is answered, and the pool, whose
-    /// connection may be one PostgresNIO never answers again (closed under the query), replaced.
+    /// ``transactionLimit`` (``Deadline``), the wait for the connection included.
+    ///
+    /// A transaction past its limit is answered with ``Deadline/Passed`` and its connection closed;
+    /// when that connection was closed already (PostgresNIO never answers a query on a connection
+    /// that closed under it, nor gives the connection back), the pool is replaced, so that such
+    /// connections do not use it up. The caller's cancellation does not end the transaction early:
+    /// what the caller holds while it runs (the user's share, the owner's turn) is held until it ends.
     func withTransaction<Result: Sendable>(
         logger: Logger, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let pooled = state.withLock { $0.current }
-        do {
-            return try await Deadline.run(Self.transactionLimit) {
-                try await pooled.client.withTransaction(logger: logger) { connection in try await body(connection) }
+        let used = UsedConnection()
+        // Unstructured, so that the caller's cancellation reaches neither the deadline nor the work.
+        let outcome = Task {
+            try await Deadline.run(Self.transactionLimit) {
+                try await pooled.client.withTransaction(logger: logger) { connection in
+                    used.connection.withLock { $0 = connection }
+                    return try await body(connection)
+                }
             }
+        }
+        do {
+            return try await outcome.value
         } catch let passed as Deadline.Passed {
-            renew(pooled)
+            if let connection = used.connection.withLock({ $0 }) {
+                if connection.isClosed {
+                    renew(pooled)
+                } else {
+                    try? await connection.close()
+                }
+            }
             throw passed
         } catch {
             if PostgresServers.isLostPrimary(error) { searchForPrimary() }
@@ -108,11 +129,11 @@ final class DatabasePool: Service, Sendable {
         }
     }
 
-    /// Runs `query` on a pooled connection to the primary.
+    /// Runs `query` on a pooled connection to the primary, within ``transactionLimit``.
     func query(_ query: PostgresQuery, logger: Logger) async throws {
         let client = state.withLock { $0.current.client }
         do {
-            try await client.query(query, logger: logger)
+            try await Deadline.run(Self.transactionLimit) { _ = try await client.query(query, logger: logger) }
         } catch {
             if PostgresServers.isLostPrimary(error) { searchForPrimary() }
             throw error
@@ -181,4 +202,9 @@ final class DatabasePool: Service, Sendable {
             logger.warning("no server of \(database) accepted writes for \(Self.longestSearch)")
         }
     }
+}
+
+/// The connection a transaction got from the pool, to close when it passes its deadline.
+private final class UsedConnection: Sendable {
+    let connection = Mutex<PostgresConnection?>(nil)
 }
