@@ -62,7 +62,6 @@ struct PostgresCluster: ThrowawayServer {
         try query("SELECT pid FROM pg_stat_activity WHERE usename = '\(user)'").compactMap { pid_t($0) }
     }
 
-
     struct ScriptError: Error, CustomStringConvertible {
         let message: String
         var description: String { message }
