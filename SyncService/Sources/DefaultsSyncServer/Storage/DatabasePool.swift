@@ -96,24 +96,20 @@ final class DatabasePool: Service, Sendable {
     /// A transaction past its limit is answered with ``Deadline/Passed`` and its connection closed;
     /// when that connection was closed already (PostgresNIO never answers a query on a connection
     /// that closed under it, nor gives the connection back), the pool is replaced, so that such
-    /// connections do not use it up. The caller's cancellation does not end the transaction early:
-    /// what the caller holds while it runs (the user's share, the owner's turn) is held until it ends.
+    /// connections do not use it up. A cancelled caller (its device gone) is answered at once and
+    /// its transaction cancelled, so that an abandoned request holds no share of the database.
     func withTransaction<Result: Sendable>(
         logger: Logger, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let pooled = state.withLock { $0.current }
         let used = UsedConnection()
-        // Unstructured, so that the caller's cancellation reaches neither the deadline nor the work.
-        let outcome = Task {
-            try await Deadline.run(Self.transactionLimit) {
+        do {
+            return try await Deadline.run(Self.transactionLimit) {
                 try await pooled.client.withTransaction(logger: logger) { connection in
                     used.connection.withLock { $0 = connection }
                     return try await body(connection)
                 }
             }
-        }
-        do {
-            return try await outcome.value
         } catch let passed as Deadline.Passed {
             if let connection = used.connection.withLock({ $0 }) {
                 if connection.isClosed {
@@ -139,9 +135,6 @@ final class DatabasePool: Service, Sendable {
             throw error
         }
     }
-
-    /// The server (of the URL's list) the pool connects to now.
-    var currentServer: Int { state.withLock { $0.current.index } }
 
     /// Moves the pool to server `index` (a connection found it accepts writes: the listener's),
     /// unless it is there already.
