@@ -31,7 +31,7 @@ extension PostgresSyncStore {
 
     /// `host:port/database` or the socket path, for messages: never the password.
     static func endpoint(of configuration: PostgresConnection.Configuration) -> String {
-        let place = configuration.unixSocketPath ?? "\(configuration.host ?? "?"):\(configuration.port ?? 5432)"
+        let place = PostgresServers.place(of: configuration)
         return "postgres://\(configuration.username)@\(place)/\(configuration.database ?? configuration.username)"
     }
 }

@@ -123,7 +123,7 @@ public struct PostgresServers: Sendable {
     }
 
     /// `host:port` or the socket path.
-    static func place(of configuration: PostgresConnection.Configuration) -> String {
+    public static func place(of configuration: PostgresConnection.Configuration) -> String {
         configuration.unixSocketPath ?? "\(configuration.host ?? "?"):\(configuration.port ?? 5432)"
     }
 
