@@ -17,7 +17,7 @@ enum Cluster {
         }
         for _ in 0..<5 {
             let port = Int.random(in: 20_000..<60_000)
-            if let directory = try? run("start \(port)") {
+            if let directory = try? run(["start", "\(port)"]) {
                 return (
                     "postgres://defaults:defaults-test-password@127.0.0.1:\(port)/defaults_sync?sslmode=disable",
                     directory
@@ -28,14 +28,16 @@ enum Cluster {
     }
 
     static func destroy(_ directory: String) {
-        _ = try? run("destroy \(directory)")
+        _ = try? run(["destroy", directory])
     }
 
-    /// Runs the script through `system()` (which reaps it itself), its output through a file.
-    private static func run(_ arguments: String) throws -> String {
+    /// Runs `script` (this one unless given) with `arguments`, each quoted for the shell, through
+    /// `system()` (which reaps it itself), its output through a file.
+    static func run(_ arguments: [String], script: URL = script) throws -> String {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("p8-\(UUID().uuidString).out").path
         defer { unlink(output) }
-        guard system("bash '\(script.path)' \(arguments) > '\(output)' 2>&1 < /dev/null") == 0 else {
+        let quoted = ([script.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+        guard system("bash \(quoted.joined(separator: " ")) > '\(output)' 2>&1 < /dev/null") == 0 else {
             throw Failure(description: (try? String(contentsOfFile: output, encoding: .utf8)) ?? "failed")
         }
         return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").trimmingCharacters(

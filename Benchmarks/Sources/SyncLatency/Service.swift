@@ -1,7 +1,8 @@
 import Foundation
 
-/// `defaults-sync-server` instances over the benchmark's PostgreSQL, started from the
-/// `SyncService/` package's release build (built first when missing).
+/// `defaults-sync-server` instances over the benchmark's PostgreSQL, started from
+/// `$DEFAULTS_SYNC_SERVER` or else the `SyncService/` package's release build (built first when
+/// missing).
 final class Service {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -77,8 +78,15 @@ final class Service {
         unlink(keyFile)
     }
 
-    /// The release build of the server, built now when missing.
+    /// `$DEFAULTS_SYNC_SERVER` (another commit's build, say), or the release build of the server,
+    /// built now when missing.
     private static func built() throws -> String {
+        if let path = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_SERVER"], !path.isEmpty {
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw Failure(description: "DEFAULTS_SYNC_SERVER: no executable at \(path)")
+            }
+            return path
+        }
         let path = packageDirectory.appendingPathComponent(".build/release/defaults-sync-server").path
         if !FileManager.default.isExecutableFile(atPath: path) {
             print("building defaults-sync-server (release) in \(packageDirectory.path) ...")

@@ -1,6 +1,6 @@
 // P8: syncing through PostgreSQL, between real processes on this machine.
 //
-//   swift run -c release SyncLatency [P8] [P10] [P11] [P14] [P14R] [P19]   (the sections named, or all)
+//   swift run -c release SyncLatency [P8] [P10] [P11] [P14] [P14R] [P16] [P19]   (the sections named, or all)
 //
 // - Latency: a write in process A, seen by a `Defaults.observe` handler in process B; p50 and
 //   p99 over 500 changes (after 20 warm-up ones), one change at a time. Target: p99 <= 50 ms.
@@ -11,7 +11,8 @@
 //   connection in batches of 500. Target: <= 5x the floor.
 //
 // Then the same through the sync service (two `defaults-sync-server` instances from
-// ../SyncService, built in release mode first when missing; machines alternate between them):
+// ../SyncService, built in release mode first when missing, or $DEFAULTS_SYNC_SERVER; machines
+// alternate between them):
 // P8's latency and P10, against the same PostgreSQL floor; and
 // - P11: device connections over 2 instances, 250 writes a second in all for 30 s, in two runs,
 //   a line each: 1,000 connections (250 users x 4 devices, each user writing every second) over
@@ -35,6 +36,13 @@
 //   writing once a second, on two instances with the standard limits: the ordinary devices' p99
 //   <= 50 ms, none lost or duplicated; printed beside the same devices' run without the greedy
 //   user, just before on the same instances (what the machine itself gives them).
+// - P16: failover. A 3-node Patroni cluster of its own (../Tests/patroni-cluster.sh; skipped, with a
+//   line saying so, where it cannot run), two instances given every node's address
+//   (`target_session_attrs=read-write`), 3 users x 2 devices (raw WebSockets, one per instance)
+//   each pushing a new key every 0.3 s; the primary is killed 5 s in. The time from the kill to
+//   the first write pushed after it that reached the other device (and to the first push
+//   acknowledged after it), and the acknowledged writes missing from the database or the other
+//   device once the writes stop. Goals: <= 15 s (Patroni's ttl, 10 s, + 5 s), none lost.
 //
 // Uses the server in $DEFAULTS_SYNC_URL, or starts a throwaway one with
 // ../Tests/postgres-cluster.sh (Debian's postgresql package). Each process has its own
@@ -409,4 +417,8 @@ if wanted("P19") {
                 alone.all.p50, alone.all.p99, alone.received, alone.expected, run.all.p99 / alone.all.p99)
             + " (target p99 <= 50 ms, none lost or duplicated: \(met ? "met" : "NOT met"))")
     fflush(nil)
+}
+
+if wanted("P16") {
+    P16Failover.run(namespace: namespace)
 }
