@@ -27,8 +27,17 @@ final class ServiceConnection: DefaultsSyncStore {
     private let session = Mutex<Session?>(nil)
     private let nextID = Atomic<Int>(0)
     /// The server's number up to which every change of the namespace was reported (or was there
-    /// when the device first connected, and so before the library's first catch-up).
-    private let position = Mutex<Int64?>(nil)
+    /// when the device first connected, and so before the library's first catch-up), and the node
+    /// whose number it is (``ServerMessage/node``; `nil` in a deployment of one database).
+    private let position = Mutex<Position?>(nil)
+
+    private struct Position {
+        var seq: Int64
+        var node: String?
+        /// The node changed at the last welcome: its numbers say nothing of what this device has,
+        /// and the library catches up in full.
+        var isNew = false
+    }
 
     /// The largest message read from the server (its changes pages and replies are bounded well below).
     private static let maximumMessageBytes = 256 * 1_048_576
@@ -145,7 +154,8 @@ final class ServiceConnection: DefaultsSyncStore {
     private func why(_ close: WebSocketCloseFrame?) -> SyncServiceError {
         let closed = SyncServiceError.closed(code: close.map { "\($0.closeCode)" }, reason: close?.reason)
         switch SyncCloseReason(closeReason: close?.reason) {
-        case .tokenExpired, .tokenRevoked:
+        case .tokenExpired, .tokenRevoked, .moved:
+            // A moved user's new token names the node that holds their settings now.
             return .unauthorized(reason: close?.reason ?? "no reason given")
         case .slowConsumer, .tooManyConnections, .tryAgainLater:
             // The server's side of a device that reads too slowly, or of too many devices: worth
@@ -170,7 +180,12 @@ final class ServiceConnection: DefaultsSyncStore {
                 $0 = Session(outbound: outbound, limits: message.limits ?? .standard, events: events)
             }
             // Listening already: what commits after `latest` reaches this device.
-            position.withLock { $0 = $0 ?? message.latest ?? 0 }
+            position.withLock { position in
+                // First connected, or the user's settings moved to another node.
+                if position == nil || position?.node != message.node {
+                    position = Position(seq: message.latest ?? 0, node: message.node, isNew: position != nil)
+                }
+            }
             guard await events.send(.connected) else { return }
             connected()
         case .reply, .failure:
@@ -325,7 +340,9 @@ final class ServiceConnection: DefaultsSyncStore {
     }
 
     private func raisePosition(to seq: Int64) {
-        position.withLock { $0 = max($0 ?? seq, seq) }
+        position.withLock { position in
+            if position != nil { position!.seq = max(position!.seq, seq) }
+        }
     }
 
     // MARK: Records
@@ -366,14 +383,20 @@ final class ServiceConnection: DefaultsSyncStore {
     }
 
     func changesSinceLastConnection() async throws -> [SyncRecord]? {
-        guard let since = position.withLock({ $0 }) else { return nil }
+        let known = position.withLock { position -> Position? in
+            defer { position?.isNew = false }
+            return position
+        }
+        // Another node's numbers: the library catches up in full, and sends what it holds.
+        guard let known, !known.isNew else { return nil }
+        let since = known.seq
         var changes: [SyncRecord] = []
         var after = since
         while true {
             let reply = try await callPatiently(DeviceMessage(id: 0, kind: .changes, after: after))
             if let latest = reply.latest, latest < since {
                 // The numbers went back: a new or restored database. The library catches up in full.
-                position.withLock { $0 = latest }
+                position.withLock { $0?.seq = latest }
                 return nil
             }
             let page = reply.records ?? []

@@ -15,6 +15,10 @@ public enum SyncCloseReason: String, Sendable, CaseIterable {
     /// reconnections, a user at their share of the database): reconnect no sooner than the wait
     /// the reason names (``retryAfter(closeReason:)``).
     case tryAgainLater = "try again later"
+    /// The user's settings are on another node of the service than the token names (they moved,
+    /// or the node is draining or gone): ask the token provider for a new token, which names the
+    /// user's node, and connect again; the device then sends what it holds to that node.
+    case moved = "moved"
 
     /// The reason a close frame's text names, when it names one of these.
     public init?(closeReason text: String?) {

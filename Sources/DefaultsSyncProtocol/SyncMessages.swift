@@ -122,7 +122,8 @@ public struct DeviceMessage: Codable, Sendable {
 /// What the server sends.
 public struct ServerMessage: Codable, Sendable {
     public enum Kind: String, Codable, Sendable {
-        /// The first message of a connection: the namespace's latest number and the limits.
+        /// The first message of a connection: the namespace's latest number, the limits and, in a
+        /// deployment of several nodes, the node that serves the user (``ServerMessage/node``).
         case welcome
         /// The answer to the device message with the same ``ServerMessage/id``.
         case reply
@@ -144,11 +145,15 @@ public struct ServerMessage: Codable, Sendable {
     /// ``DeviceMessage/Kind/stamps`` reply.
     public var more: Bool?
     public var error: ServiceFailure?
+    /// In a ``Kind/welcome``: the node of the service that holds the user's settings, when the
+    /// deployment has several. Its numbers (`seq`) are its own: a device whose welcome names
+    /// another node than the one it last synced with catches up in full, and sends what it holds.
+    public var node: String?
 
     public init(
         kind: Kind, id: Int? = nil, latest: Int64? = nil, limits: ServiceLimits? = nil, stamps: [WireStamp]? = nil,
         records: [WireRecord]? = nil, refused: [String: String]? = nil, more: Bool? = nil,
-        error: ServiceFailure? = nil
+        error: ServiceFailure? = nil, node: String? = nil
     ) {
         self.kind = kind
         self.id = id
@@ -159,6 +164,7 @@ public struct ServerMessage: Codable, Sendable {
         self.refused = refused
         self.more = more
         self.error = error
+        self.node = node
     }
 }
 

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What a token says: whose settings (``user``), which namespace, from when until when, and, when
-/// the deployment uses them, who issued it (``issuer``) and for which service (``audience``).
+/// the deployment uses them, who issued it (``issuer``), for which service (``audience``) and on
+/// which of its nodes the user's settings are (``node``).
 ///
 /// The server verifies the token's signature and its times; a device reads the claims only to know
 /// its user and namespace (for the end-to-end encryption salt and for descriptions), never
@@ -16,6 +17,7 @@ import Foundation
 ///   ``latestTime``, the end of the year 9999; any other number is refused, never converted with a
 ///   trap.
 /// - `iss` is a string and `aud` a string or an array of strings.
+/// - `node`, when present, is a name as `sub` is.
 public struct TokenClaims: Codable, Sendable, Hashable {
     /// The user (JWT `sub`).
     public var user: String
@@ -31,6 +33,9 @@ public struct TokenClaims: Codable, Sendable, Hashable {
     public var issuer: String?
     /// The services the token is meant for (JWT `aud`); empty when it names none.
     public var audience: [String]
+    /// The node of the service that holds the user's settings (`node`), as the deployment's
+    /// directory of nodes assigned it; `nil` in a deployment of one database.
+    public var node: String?
 
     /// The most bytes of UTF-8 in `sub` or `ns`.
     public static let maximumNameBytes = 255
@@ -54,11 +59,12 @@ public struct TokenClaims: Codable, Sendable, Hashable {
         case issuedAt = "iat"
         case issuer = "iss"
         case audience = "aud"
+        case node
     }
 
     public init(
         user: String, namespace: String, expires: Int64, notBefore: Int64? = nil, issuedAt: Int64? = nil,
-        issuer: String? = nil, audience: [String] = []
+        issuer: String? = nil, audience: [String] = [], node: String? = nil
     ) {
         self.user = user
         self.namespace = namespace
@@ -67,6 +73,7 @@ public struct TokenClaims: Codable, Sendable, Hashable {
         self.issuedAt = issuedAt
         self.issuer = issuer
         self.audience = audience
+        self.node = node
     }
 
     /// Decodes the claims, throwing a ``Problem`` that names the first claim refused.
@@ -98,6 +105,7 @@ public struct TokenClaims: Codable, Sendable, Hashable {
         } else {
             throw Problem("aud is not a string or an array of strings")
         }
+        node = container.contains(.node) ? try Self.name(.node, in: container) : nil
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -113,6 +121,7 @@ public struct TokenClaims: Codable, Sendable, Hashable {
         } else if !audience.isEmpty {
             try container.encode(audience, forKey: .audience)
         }
+        try container.encodeIfPresent(node, forKey: .node)
     }
 
     /// The claims of a compact JWT (`header.payload.signature`), unverified.
@@ -146,7 +155,7 @@ public struct TokenClaims: Codable, Sendable, Hashable {
         return Data(base64Encoded: base64)
     }
 
-    /// `sub` or `ns`: a name that is safe in an owner's name and in a log line.
+    /// `sub`, `ns` or `node`: a name that is safe in an owner's name and in a log line.
     private static func name(_ key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>) throws -> String {
         guard let name = try? container.decode(String.self, forKey: key) else {
             throw Problem("\(key.rawValue) is missing or not a string")

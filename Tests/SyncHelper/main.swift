@@ -3,13 +3,14 @@
 //
 // Arguments: [--namespace NS] [--keys a,b] [--clock-offset SECONDS] [--fast-reconnect]
 // [--passphrase P]
-// [--token T | --token-file FILE]
+// [--token T | --token-file FILE | --token-command COMMAND]
 // (--fast-reconnect: short reconnect delays, a liveness check every second, 10 s to answer;
 // --passphrase: end-to-end encrypted through `EncryptedSyncStore`)
 // Environment: DEFAULTS_SYNC_URL (no store when unset or empty): postgres://… for a
 // `PostgresSyncStore`, ws://… for a `SyncServiceStore` with the token of --token, or with a token
 // provider that reads FILE each time it is asked (its user and namespace: those of the token FILE
-// holds at start).
+// holds at start), or that runs COMMAND with /bin/sh each time and takes what it prints, as a
+// sign-in service hands tokens out (`defaults-sync-server token --assign-node ...`).
 //
 // Commands, one per line; each answers one line (`ok`, `value KEY VALUE`, `error MESSAGE`, ...):
 //   set KEY VALUE | big KEY BYTES | reset KEY | get KEY | flush | wait | status | quit
@@ -46,6 +47,31 @@ while let argument = arguments.popFirst() {
     }
 }
 
+/// What `command`, run by /bin/sh, prints, trimmed; throws when it fails.
+func output(of command: String) async throws -> String {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", command]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            do {
+                try process.run()
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                guard process.terminationStatus == 0 else {
+                    throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(command) failed"])
+                }
+                continuation.resume(
+                    returning: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+}
+
 let suite = FileSuite(name: "sync-helper")
 /// How many times the token provider was asked.
 let tokensAsked = Mutex(0)
@@ -72,18 +98,25 @@ if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEm
             service.reconnectDelays = reconnectDelays
             service.responseTimeout = isFast ? .seconds(10) : .seconds(30)
             service.pingInterval = isFast ? .seconds(1) : .seconds(30)
+            let provider: (@Sendable () async throws -> String)?
             if let file = options["--token-file"] {
-                let first = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(
-                    in: .whitespacesAndNewlines)
+                provider = {
+                    try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+            } else if let command = options["--token-command"] {
+                provider = { try await output(of: command) }
+            } else {
+                provider = nil
+            }
+            if let provider {
                 // The user and the namespace the first token names, as the app knows them.
-                let account = try SyncServiceStore(url: url, token: first)
+                let account = try SyncServiceStore(url: url, token: try await provider())
                 store = try SyncServiceStore(
                     url: url, user: account.user, namespace: account.namespace, passphrase: options["--passphrase"],
                     options: service
                 ) {
                     tokensAsked.withLock { $0 += 1 }
-                    return try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(
-                        in: .whitespacesAndNewlines)
+                    return try await provider()
                 }
             } else {
                 store = try SyncServiceStore(

@@ -13,7 +13,8 @@ struct Revoke: AsyncParsableCommand {
             that time, and refuses such a token from then on; a token issued after it is accepted. \
             A revocation is never moved earlier: revoking again with an earlier time changes nothing. \
             The database's URL comes from --database-url-file or DEFAULTS_SYNC_DATABASE_URL, as for \
-            `serve`.
+            `serve`; a user assigned a node (see `nodes`) is revoked on that node's database too, \
+            whose URL its reference names where this command runs.
             """)
 
     @Option(help: "The user whose tokens are revoked.") var user: String
@@ -30,8 +31,22 @@ struct Revoke: AsyncParsableCommand {
         let url = try database.url()
         var logger = Logger(label: "defaults-sync-server")
         logger.logLevel = .warning
-        let recorded = try await Revocation.record(
+        var recorded = try await Revocation.record(
             Revocation(user: user, before: time), databaseURL: url, logger: logger)
+        // A user assigned a node is served from its database: the instances hear it there too.
+        let node = try await Nodes.withDirectory(database) { directory -> StorageNode? in
+            guard let name = try await directory.assignment(of: user) else { return nil }
+            return try await directory.nodes().first { $0.name == name }
+        }
+        if let node {
+            let nodeURL: String
+            do {
+                nodeURL = try node.reference.resolve()
+            } catch {
+                throw ValidationError("revoked in the instances' database, not on node \(node.name): \(error)")
+            }
+            recorded = try await Revocation.record(recorded, databaseURL: nodeURL, logger: logger)
+        }
         let instant = Date(timeIntervalSince1970: TimeInterval(recorded.before))
         print("revoked the tokens of \(user.debugDescription) issued before \(instant.ISO8601Format())")
     }

@@ -17,7 +17,7 @@ struct ServerCommand: AsyncParsableCommand {
             on the command line wins.
             """,
         version: SyncServer.version,
-        subcommands: [Serve.self, Token.self, Revoke.self])
+        subcommands: [Serve.self, Token.self, Revoke.self, Nodes.self])
 }
 
 /// An option's value: the command line's, else the environment's `DEFAULTS_SYNC_<NAME>`.

@@ -7,7 +7,8 @@ struct Token: AsyncParsableCommand {
         abstract: "Prints a signed token for one user and namespace on stdout, and nothing else.",
         discussion: """
             The token carries the id of the key that signed it (kid: the key file's name without \
-            .key), when it was issued (iat) and when it expires (exp).
+            .key), when it was issued (iat) and when it expires (exp); with --assign-node, the \
+            user's node too (see `nodes`).
             """)
 
     @Option(help: "A file of a key the servers verify tokens with, named <kid>.key (repeatable; see --kid).")
@@ -18,6 +19,13 @@ struct Token: AsyncParsableCommand {
     @Option(help: "How long the token is valid: 30d, 12h, 15m or 90s (default 30d).") var expiresIn = "30d"
     @Option(help: "The issuer (iss), for servers given --token-issuer.") var issuer: String?
     @Option(help: "The audience (aud), for servers given --token-audience.") var audience: String?
+    @Flag(
+        help: """
+            Name the user's node (node), assigning them one at their first token: asks the directory \
+            in the database of --database-url-file or DEFAULTS_SYNC_DATABASE_URL.
+            """)
+    var assignNode = false
+    @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
         guard let lifetime = TokenDuration.parse(expiresIn) else {
@@ -28,11 +36,15 @@ struct Token: AsyncParsableCommand {
             throw ValidationError(
                 "--kid: no --key-file is \(kid).key (the keys are \(tokens.keyIDs.joined(separator: ", ")))")
         }
+        var node: String?
+        if assignNode {
+            node = try await Nodes.withDirectory(database) { try await $0.assign(user: user) }
+        }
         do {
             print(
                 try await tokens.sign(
                     user: user, namespace: namespace, lifetime: lifetime, keyID: kid, issuer: issuer,
-                    audience: audience))
+                    audience: audience, node: node))
         } catch .malformed(let reason) {
             // What a server would refuse (a control character in --user, ...) is not signed.
             throw ValidationError("No token signed: \(reason)")

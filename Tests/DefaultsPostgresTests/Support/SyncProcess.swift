@@ -13,7 +13,8 @@ final class SyncProcess: Sendable {
     static let helperPath = builtExecutable("DefaultsSyncTestHelper")
 
     /// Starts a machine syncing through `url` (none when `nil`; `ws://…` for the sync service, with
-    /// `token`, or with a token provider reading `tokenFile` each time it is asked) and waits until
+    /// `token`, or with a token provider reading `tokenFile` each time it is asked, or printed by
+    /// `tokenCommand`, run by /bin/sh each time) and waits until
     /// it is ready.
     init(
         configDirectory: URL,
@@ -24,15 +25,20 @@ final class SyncProcess: Sendable {
         debug: Bool = false,
         passphrase: String? = nil,
         token: String? = nil,
-        tokenFile: String? = nil
+        tokenFile: String? = nil,
+        tokenCommand: String? = nil
     ) async throws {
+        var arguments = [
+            "--namespace", namespace, "--clock-offset", "\(clockOffset)", "--fast-reconnect",
+            "--keys", keys.joined(separator: ","),
+        ]
+        let optional: [(String, String?)] = [
+            ("--passphrase", passphrase), ("--token", token), ("--token-file", tokenFile),
+            ("--token-command", tokenCommand),
+        ]
+        for case let (option, value?) in optional { arguments += [option, value] }
         child = try ChildProcess(
-            Self.helperPath,
-            [
-                "--namespace", namespace, "--clock-offset", "\(clockOffset)", "--fast-reconnect",
-                "--keys", keys.joined(separator: ","),
-            ] + (passphrase.map { ["--passphrase", $0] } ?? []) + (token.map { ["--token", $0] } ?? [])
-                + (tokenFile.map { ["--token-file", $0] } ?? []),
+            Self.helperPath, arguments,
             environment: ["XDG_CONFIG_HOME": configDirectory.path, "DEFAULTS_SYNC_URL": url ?? ""].merging(
                 debug ? ["DEFAULTS_SYNC_DEBUG": "1"] : [:], uniquingKeysWith: { $1 }),
             input: .pipe)

@@ -71,11 +71,11 @@ public struct AccessTokens: Sendable {
     }
 
     /// A token for `user`'s settings in `namespace`, issued at `now` and valid for `lifetime`,
-    /// signed with the key `keyID` (the first key when `nil`), naming `issuer` and `audience` when
-    /// given.
+    /// signed with the key `keyID` (the first key when `nil`), naming `issuer`, `audience` and the
+    /// user's `node` (``NodeDirectory/assign(user:)``) when given.
     public func sign(
         user: String, namespace: String, lifetime: Duration, now: Date = Date(), keyID: String? = nil,
-        issuer: String? = nil, audience: String? = nil
+        issuer: String? = nil, audience: String? = nil, node: String? = nil
     ) async throws(AccessTokenError) -> String {
         // Whole seconds, as JWTs usually carry them; no lifetime can overflow the sum.
         let latest = TokenClaims.latestTime
@@ -83,7 +83,7 @@ public struct AccessTokens: Sendable {
         let expires = min(max(0, issued + min(max(-latest, lifetime.components.seconds), latest)), latest)
         let claims = TokenClaims(
             user: user, namespace: namespace, expires: expires, issuedAt: issued,
-            issuer: issuer, audience: audience.map { [$0] } ?? [])
+            issuer: issuer, audience: audience.map { [$0] } ?? [], node: node)
         let payload: Data
         do {
             payload = try JSONEncoder().encode(claims)

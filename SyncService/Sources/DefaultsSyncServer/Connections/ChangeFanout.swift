@@ -155,6 +155,19 @@ actor ChangeFanout: Service {
         )
     }
 
+    /// Closes the devices here of `user`, or every device when `user` is `nil`, with `reason`;
+    /// returns how many.
+    func closeDevices(of user: String?, _ reason: SyncCloseReason, detail: String) -> Int {
+        var closed = 0
+        for group in groups.values where user == nil || group.owner.user == user {
+            for member in group.devices.values {
+                member.outbox.close(reason, detail: detail)
+                closed += 1
+            }
+        }
+        return closed
+    }
+
     /// Encodes `message` once, however many devices the group has: they share its buffer.
     private func send(_ message: ServerMessage, to group: Group) {
         guard !group.devices.isEmpty, let frame = DeviceOutbox.frame(of: message) else { return }

@@ -584,7 +584,8 @@ extension SyncCloseReason {
     /// server could not keep.
     var closeCode: WebSocketErrorCode {
         switch self {
-        case .tokenExpired, .tokenRevoked: .policyViolation
+        // A client older than `moved` renews its token on a policy violation, as it must.
+        case .tokenExpired, .tokenRevoked, .moved: .policyViolation
         case .slowConsumer, .tooManyConnections, .tryAgainLater: .unknown(1013)
         }
     }

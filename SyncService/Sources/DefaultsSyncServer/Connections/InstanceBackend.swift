@@ -2,11 +2,12 @@ import DefaultsSyncProtocol
 import Foundation
 import Logging
 
-/// The service's ``ConnectionBackend``: admission by the user's connections, revocations and
-/// back-off, answers from ``ServiceStorage`` at the user's rates, and the fan-out's groups.
+/// The service's ``ConnectionBackend``: admission by the user's node, connections, revocations
+/// and back-off, answers from the node's ``ServiceStorage`` at the user's rates, and its fan-out's
+/// groups.
 struct InstanceBackend: ConnectionBackend {
-    let storage: ServiceStorage
-    let fanout: ChangeFanout
+    /// The databases this instance serves; a device's token names its node (``InstanceNodes``).
+    let nodes: InstanceNodes
     let limits: ServiceLimits
     /// The user's reads, admitted at a bounded rate of bytes of their answers.
     let reads: BytesBudget
@@ -36,6 +37,24 @@ struct InstanceBackend: ConnectionBackend {
     /// once.
     func admit(_ outbox: DeviceOutbox, claims: TokenClaims, client: ClientAddress) async -> Admission {
         let owner = Owner(claims)
+        let node: ServiceNode
+        do {
+            switch try await nodes.serving(claims) {
+            case .node(let serving):
+                node = serving
+            case .moved(let why):
+                logger.notice("refused a connection of \(owner) from \(client): \(why)")
+                return .refused(.moved, text: SyncCloseReason.moved.text(why + "; ask for a new token"))
+            case .unavailable(let why):
+                return .refused(.tryAgainLater, text: SyncCloseReason.tryAgainLater.text(retryAfter: .seconds(2), why))
+            }
+        } catch {
+            logger.warning("could not read the node of \(owner): \(escaped(String(reflecting: error)))")
+            return .refused(
+                .tryAgainLater,
+                text: SyncCloseReason.tryAgainLater.text(retryAfter: .seconds(1), "the database did not answer"))
+        }
+        let (storage, fanout) = (node.storage, node.fanout)
         if let wait = reconnections.refusal(of: claims) {
             metrics.refusedReconnection()
             // Not at notice: a device that ignores the wait comes back many times a second.
@@ -59,7 +78,7 @@ struct InstanceBackend: ConnectionBackend {
                 try await fanout.join(
                     outbox, owner: owner, issuedAt: claims.issuedAt,
                     welcome: { latest in
-                        ServerMessage(kind: .welcome, latest: latest, limits: limits)
+                        ServerMessage(kind: .welcome, latest: latest, limits: limits, node: claims.node)
                     })
             {
                 return .admitted
@@ -83,11 +102,13 @@ struct InstanceBackend: ConnectionBackend {
     }
 
     func endHold(claims: TokenClaims) {
-        fanout.budgets.release(claims.user)
+        nodes.node(named: claims.node)?.fanout.budgets.release(claims.user)
     }
 
-    /// Takes the device out of its owner's group and its connection off its user's count.
+    /// Takes the device out of its owner's group and its connection off its user's count (on a
+    /// node that left the directory meanwhile, both went with it).
     func leave(_ outbox: DeviceOutbox, claims: TokenClaims) async {
+        guard let fanout = nodes.node(named: claims.node)?.fanout else { return }
         await fanout.leave(outbox, owner: Owner(claims))
         fanout.budgets.release(claims.user)
     }
@@ -100,6 +121,13 @@ struct InstanceBackend: ConnectionBackend {
     /// The answer to one message, at one rate for all of the user's connections to this instance.
     func answer(_ text: String?, claims: TokenClaims) async -> ServerMessage {
         let owner = Owner(claims)
+        guard let node = nodes.node(named: claims.node) else {
+            // Its node left the directory: the device is being closed as moved.
+            return ServerMessage(
+                kind: .failure, id: text.flatMap(Self.id(of:)),
+                error: ServiceFailure(.unavailable, "the user's node is gone", retryAfterMilliseconds: 1000))
+        }
+        let (storage, fanout) = (node.storage, node.fanout)
         // Every message counts, malformed or not.
         if let wait = fanout.budgets.take(owner.user) {
             metrics.limited()
@@ -124,7 +152,6 @@ struct InstanceBackend: ConnectionBackend {
                     .malformed,
                     "\(named) records or keys in one message; at most \(SyncProtocol.maximumRecordsPerMessage)"))
         }
-        let storage = storage
         do {
             switch request.kind {
             case .stamps:

@@ -11,7 +11,8 @@ import PostgresNIO
 import ServiceLifecycle
 import UnixSignals
 
-/// The sync service: a stateless instance over one PostgreSQL database; run any number of them.
+/// The sync service: a stateless instance over one PostgreSQL database, and over the nodes of its
+/// directory when it has some (``NodeDirectory``); run any number of them.
 ///
 /// Serves the WebSocket of ``SyncProtocol`` at `/v1/sync` and `GET /health` (200 while the
 /// database answers, 503 otherwise); when given a metrics page and a metrics port, `GET /metrics`
@@ -39,27 +40,16 @@ public enum SyncServer {
                 "at most \(openFiles) open files, one per device connection: raise the hard limit (LimitNOFILE=) for more devices"
             )
         }
-        let database = try PostgresURL(configuration.databaseURL)
-        let servers = try database.servers()
-        let primary = try await prepare(database, servers: servers, logger: logger)
-
-        let pool = try DatabasePool(
-            database: database, startingAt: primary, maximumConnections: configuration.databaseConnections,
-            logger: logger)
         let metrics = ServerMetrics()
-        let storage = ServiceStorage(
-            pool: pool, limits: configuration.limits,
-            userShare: UserDatabaseShare(
-                connections: configuration.userDatabaseShare, userConnections: configuration.limits.userConnections),
-            logger: logger)
+        let main = try await ServiceNode.open(
+            name: nil, url: configuration.databaseURL, configuration: configuration, metrics: metrics, logger: logger)
+        let nodes = InstanceNodes(main: main, configuration: configuration, metrics: metrics, logger: logger)
         let reads = BytesBudget(bytesPerSecond: configuration.userReadBytesPerSecond)
         let pushes = BytesBudget(bytesPerSecond: configuration.userPushBytesPerSecond)
         let reconnections = ReconnectionAdmission(
             backOff: ReconnectionAdmission.BackOff(
                 first: configuration.slowConsumerBackOff.lowerBound,
                 longest: configuration.slowConsumerBackOff.upperBound))
-        let fanout = ChangeFanout(
-            storage: storage, servers: servers, metrics: metrics, logger: logger)
 
         let limits = configuration.limits
         let idle = TimeAmount(configuration.idleTimeout)
@@ -74,12 +64,12 @@ public enum SyncServer {
         let devices = DeviceChannel(
             tokens: tokens,
             backend: InstanceBackend(
-                storage: storage, fanout: fanout, limits: limits, reads: reads, pushes: pushes,
+                nodes: nodes, limits: limits, reads: reads, pushes: pushes,
                 reconnections: reconnections, metrics: metrics, logger: logger),
             settings: settings, messageBytes: limits.messageBytes, requestDeadline: idle, tls: tls,
             wheels: TimerWheels(),
             health: {
-                let healthy = await answers(pool, logger: logger)
+                let healthy = await answers(main.pool, logger: logger)
                 return (
                     healthy,
                     "{\"status\":\"\(healthy ? "ok" : "database unavailable")\",\"connections\":\(metrics.currentConnections)}\n"
@@ -97,9 +87,7 @@ public enum SyncServer {
                 await listening(port)
             },
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: pool), .init(service: fanout),
-        ]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: nodes)]
         if let metricsPage, let metricsPort = configuration.metricsPort {
             services.append(
                 .init(
@@ -108,7 +96,7 @@ public enum SyncServer {
                         logger: logger, listening: metricsListening)))
         }
         // Stopped in the reverse order: the drain's log line first, then the devices' port (each
-        // connection closed with a close frame), then the fan-out and the database's pool.
+        // connection closed with a close frame), then the databases' fan-outs and pools.
         services.append(.init(service: devicePort))
         services.append(.init(service: DrainLog(metrics: metrics, logger: logger), successTerminationBehavior: .ignore))
         let group = ServiceGroup(
@@ -169,29 +157,6 @@ public enum SyncServer {
                 await listening(bound)
             },
             logger: logger)
-    }
-
-    /// Migrates the schema, and warns when row-level security cannot hold the server's role;
-    /// returns the server (of the URL's list) it did so on.
-    private static func prepare(
-        _ database: PostgresURL, servers: PostgresServers, logger: Logger
-    ) async throws -> Int {
-        let connection: PostgresConnection
-        let server: Int
-        do {
-            (connection, server) = try await servers.connect(id: 0, logger: logger)
-        } catch {
-            throw ServiceStorageError("cannot connect to \(database): \(String(reflecting: error))")
-        }
-        defer { Task { try? await connection.close() } }
-        try await ServiceSchema.migrator.migrate(connection, logger: logger)
-        if try await ServiceSchema.bypassesRowSecurity(connection, logger: logger) {
-            logger.warning(
-                "\(database.user) is a superuser or has BYPASSRLS: row-level security does not hold it; connect as an ordinary role"
-            )
-        }
-        try await ServiceSchema.warnOfOtherRoles(connection, logger: logger)
-        return server
     }
 
     /// Whether the database answers within two seconds.

@@ -78,6 +78,9 @@ enum ServiceSchema {
             WITH CHECK (user_id = current_setting('defaults_sync.user', true))
             """,
         ],
+        // The directory of nodes (``NodeDirectory``): read in the instance's own database, and
+        // used when tokens name a node.
+        NodeDirectory.migration,
     ]
 
     /// How the whole schema is brought up to date (`defaults_sync_service_schema` holds its

@@ -11,11 +11,15 @@ final class SyncServerProcess: Sendable {
     let port: Int
     var url: String { "ws://127.0.0.1:\(port)" }
 
-    /// Starts an instance and waits until it accepts connections.
-    init(database: String, keyFile: String, port: Int = 0, options: [String] = []) async throws {
+    /// Starts an instance, with `environment` on top of this process's, and waits until it accepts
+    /// connections.
+    init(
+        database: String, keyFile: String, port: Int = 0, options: [String] = [], environment: [String: String] = [:]
+    ) async throws {
         child = try ChildProcess(
             Self.executable,
-            ["serve", "--database-url", database, "--port", "\(port)", "--token-key-file", keyFile] + options)
+            ["serve", "--database-url", database, "--port", "\(port)", "--token-key-file", keyFile] + options,
+            environment: environment)
         let line = try await child.line(timeout: .seconds(60)) { $0.hasPrefix("listening on ") }
         guard let bound = line.split(separator: ":").last.flatMap({ Int($0) }) else {
             throw PostgresCluster.ScriptError(message: "no port in \(line)")
