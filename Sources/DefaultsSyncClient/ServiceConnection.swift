@@ -366,6 +366,8 @@ final class ServiceConnection: DefaultsSyncStore {
             else { break }
             afterKey = last
         }
+        // The library catches up in full with this node now: its numbers hold from here on.
+        position.withLock { $0?.isNew = false }
         return timestamps
     }
 
@@ -383,12 +385,9 @@ final class ServiceConnection: DefaultsSyncStore {
     }
 
     func changesSinceLastConnection() async throws -> [SyncRecord]? {
-        let known = position.withLock { position -> Position? in
-            defer { position?.isNew = false }
-            return position
-        }
-        // Another node's numbers: the library catches up in full, and sends what it holds.
-        guard let known, !known.isNew else { return nil }
+        // Another node's numbers: the library catches up in full, and sends what it holds; until
+        // a full walk of the stamps ends (``timestamps()``), every reconnection says so again.
+        guard let known = position.withLock({ $0 }), !known.isNew else { return nil }
         let since = known.seq
         var changes: [SyncRecord] = []
         var after = since

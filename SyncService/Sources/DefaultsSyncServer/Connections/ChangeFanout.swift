@@ -308,6 +308,9 @@ actor ChangeFanout: Service {
         logger.notice("the change listener listens again, \(lost.duration(to: .now)) after it lost PostgreSQL")
     }
 
+    /// The users with devices connected to this instance.
+    var users: Set<String> { Set(groups.values.map(\.owner.user)) }
+
     /// The devices connected to this instance.
     var deviceCount: Int { groups.values.reduce(0) { $0 + $1.devices.count } }
 }

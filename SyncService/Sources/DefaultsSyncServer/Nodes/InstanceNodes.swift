@@ -98,10 +98,20 @@ final class InstanceNodes: Service, Sendable {
         }
     }
 
+    /// How many of the directory's reads apart the placement of every user with devices on a node
+    /// is read again: a move that the window of recent moves did not show (one committed late, or
+    /// while the directory could not be read, or during a device's admission) is caught by then.
+    static let placementCheckEvery = 10
+
     /// Reads the directory every ``watchInterval`` until the instance stops.
     private func watch() async {
         var failedSince: ContinuousClock.Instant?
+        var reads = 0
         while !Task.isCancelledOrShuttingDown {
+            reads += 1
+            if reads % Self.placementCheckEvery == 0 {
+                await checkPlacements()
+            }
             do {
                 let logger = logger
                 let (nodes, moves) = try await main.pool.withTransaction(logger: logger) { connection in
@@ -170,6 +180,30 @@ final class InstanceNodes: Service, Sendable {
                     logger.notice(
                         "user \(escaped(user)) moved from node \(open.name) to \(node): closed \(closed) device(s)")
                 }
+            }
+        }
+    }
+
+    /// Closes, as moved, the devices of every user whose node in the directory is no longer the
+    /// one they are connected to here.
+    private func checkPlacements() async {
+        let open = named.withLock { named in named.compactMap { name, entry in entry.node.map { (name, $0) } } }
+        for (name, node) in open {
+            let users = await node.fanout.users
+            guard !users.isEmpty else { continue }
+            do {
+                let logger = logger
+                let placed = try await main.pool.withTransaction(logger: logger) { connection in
+                    try await NodeDirectory.assignments(of: Array(users), on: connection, logger: logger)
+                }
+                for user in users where placed[user] != name {
+                    let closed = await node.fanout.closeDevices(
+                        of: user, .moved, detail: "the user's settings are on \(placed[user] ?? "no node") now")
+                    logger.notice("user \(escaped(user)) is no longer on node \(name): closed \(closed) device(s)")
+                }
+            } catch {
+                logger.warning(
+                    "could not read the placement of node \(name)'s users: \(escaped(String(reflecting: error)))")
             }
         }
     }

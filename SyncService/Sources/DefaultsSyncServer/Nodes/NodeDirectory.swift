@@ -31,20 +31,8 @@ public final class NodeDirectory: Sendable {
     /// Connects to the directory in the database at `databaseURL` (the instances' own), bringing
     /// its schema up to date.
     public static func connect(databaseURL: String, logger: Logger) async throws -> NodeDirectory {
-        let database = try PostgresURL(databaseURL)
-        let connection: PostgresConnection
-        do {
-            connection = try await database.servers().connect(id: 0, logger: logger).connection
-        } catch {
-            throw ServiceStorageError("cannot connect to \(database): \(String(reflecting: error))")
-        }
-        do {
-            try await ServiceSchema.migrator.migrate(connection, logger: logger)
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-        return NodeDirectory(connection: connection, logger: logger)
+        NodeDirectory(
+            connection: try await ServiceSchema.connectMigrated(to: databaseURL, logger: logger), logger: logger)
     }
 
     /// Closes the connection.
@@ -201,6 +189,18 @@ public final class NodeDirectory: Sendable {
             "SELECT node FROM defaults_sync_service_assignments WHERE user_id = \(user)", logger: logger)
         for try await node in rows.decode(String.self) { return node }
         return nil
+    }
+
+    /// The node each of `users` is assigned to; those assigned none are left out.
+    static func assignments(
+        of users: [String], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [String: String] {
+        let rows = try await connection.query(
+            "SELECT user_id, node FROM defaults_sync_service_assignments WHERE user_id = ANY(\(users))",
+            logger: logger)
+        var nodes: [String: String] = [:]
+        for try await (user, node) in rows.decode((String, String).self) { nodes[user] = node }
+        return nodes
     }
 
     /// The users assigned within the last ``movesWindow`` seconds, with their node: an instance

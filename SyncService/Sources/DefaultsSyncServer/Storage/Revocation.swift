@@ -41,15 +41,8 @@ public struct Revocation: Sendable, Hashable {
     public static func record(
         _ revocation: Revocation, databaseURL: String, logger: Logger
     ) async throws -> Revocation {
-        let database = try PostgresURL(databaseURL)
-        let connection: PostgresConnection
+        let connection = try await ServiceSchema.connectMigrated(to: databaseURL, logger: logger)
         do {
-            connection = try await database.servers().connect(id: 0, logger: logger).connection
-        } catch {
-            throw ServiceStorageError("cannot connect to \(database): \(String(reflecting: error))")
-        }
-        do {
-            try await ServiceSchema.migrator.migrate(connection, logger: logger)
             let seal = try await AnnouncementSeal.read(on: connection, logger: logger)
             let recorded = try await connection.withTransaction(logger: logger) { connection in
                 try await connection.query(

@@ -87,6 +87,25 @@ enum ServiceSchema {
     /// version): the values part, then the server's own, in each migration.
     static let migrator = SyncSchema.service.adding(ownMigrations, program: "defaults-sync-server")
 
+    /// A connection to the primary of the database at `databaseURL`, its schema brought up to
+    /// date: what the operator's commands (`revoke`, `nodes`) work on.
+    static func connectMigrated(to databaseURL: String, logger: Logger) async throws -> PostgresConnection {
+        let database = try PostgresURL(databaseURL)
+        let connection: PostgresConnection
+        do {
+            connection = try await database.servers().connect(id: 0, logger: logger).connection
+        } catch {
+            throw ServiceStorageError("cannot connect to \(database): \(String(reflecting: error))")
+        }
+        do {
+            try await migrator.migrate(connection, logger: logger)
+            return connection
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
     /// The roles other than the server's (and superusers) that may connect to its database:
     /// `PUBLIC` when every role may. Row-level security does not reach notifications, and any
     /// role that connects may `LISTEN` and `NOTIFY`; the notifications are sealed, yet the
