@@ -105,7 +105,7 @@ final class InstanceNodes: Service, Sendable {
 
     /// Reads the directory every ``watchInterval`` until the instance stops.
     private func watch() async {
-        var failedSince: ContinuousClock.Instant?
+        var warned = false
         var reads = 0
         while !Task.isCancelledOrShuttingDown {
             reads += 1
@@ -120,13 +120,13 @@ final class InstanceNodes: Service, Sendable {
                         try await NodeDirectory.recentMoves(on: connection, logger: logger)
                     )
                 }
-                failedSince = nil
+                warned = false
                 await apply(nodes, moves: moves)
             } catch {
                 // Once, however long the database stays away: its loss is logged elsewhere too.
-                if failedSince == nil {
+                if !warned {
                     logger.warning("could not read the directory of nodes: \(escaped(String(reflecting: error)))")
-                    failedSince = .now
+                    warned = true
                 }
             }
             try? await Task.sleep(for: Self.watchInterval)
