@@ -41,7 +41,7 @@ let package = Package(
             path: "Benchmarks/Allocations",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // P8, P10, P11, P14, P16, P19: sync latency, convergence and failover through PostgreSQL and
+        // P8, P10, P11, P14, P16, P17, P19: sync latency, convergence and failover through PostgreSQL and
         // through the sync service (built from ../SyncService), between real processes.
         .executableTarget(
             name: "SyncLatency",

@@ -14,10 +14,17 @@ final class Service {
 
     let executable: String
     let keyFile: String
+    /// The instances' own database: where `token --assign-node` asks for a user's node.
+    let database: String
     private(set) var instances: [(process: Process, port: Int)] = []
+    /// Whether tokens name the user's node, assigned by the directory in ``database`` (P17).
+    var assignsNodes = false
 
-    init(database: String, instances count: Int, options: [String]) throws {
+    /// `count` instances over `database`, each with this process's environment and `environment`
+    /// (where a node's `env:NAME` reference is found).
+    init(database: String, instances count: Int, options: [String], environment: [String: String] = [:]) throws {
         executable = try Self.built()
+        self.database = database
         keyFile = FileManager.default.temporaryDirectory.appendingPathComponent("p11-\(UUID().uuidString).key").path
         let key = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
         guard FileManager.default.createFile(atPath: keyFile, contents: key, attributes: [.posixPermissions: 0o600])
@@ -25,6 +32,7 @@ final class Service {
         for _ in 0..<count {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.arguments =
                 [
                     "serve", "--database-url", database, "--port", "0", "--token-key-file", keyFile, "--log-level",
@@ -50,19 +58,35 @@ final class Service {
 
     var urls: [String] { instances.map { "ws://127.0.0.1:\($0.port)" } }
 
-    /// Tokens for `users`, minted by `defaults-sync-server token` (as a deployment's script would).
+    /// Tokens for `users`, minted by `defaults-sync-server token` (as a deployment's script would),
+    /// naming each user's node when ``assignsNodes``.
     func tokens(for users: [String], namespace: String) throws -> [String] {
         try users.map { user in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["token", "--key-file", keyFile, "--user", user, "--namespace", namespace]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            try Self.command(
+                ["token", "--key-file", keyFile, "--user", user, "--namespace", namespace]
+                    + (assignsNodes ? ["--assign-node"] : []), database: database, executable: executable)
         }
+    }
+
+    /// What `defaults-sync-server arguments` prints, the directory's database in
+    /// `DEFAULTS_SYNC_DATABASE_URL` (not on its command line); throws when it fails.
+    static func command(_ arguments: [String], database: String, executable: String? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try executable ?? built())
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["DEFAULTS_SYNC_DATABASE_URL": database]) {
+            $1
+        }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(
+                description: "defaults-sync-server \(arguments.first ?? "") exited with \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// What each instance holds now (``ProcessFootprint``).

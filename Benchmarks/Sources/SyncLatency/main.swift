@@ -1,6 +1,6 @@
 // P8: syncing through PostgreSQL, between real processes on this machine.
 //
-//   swift run -c release SyncLatency [P8] [P10] [P11] [P14] [P14R] [P16] [P19]   (the sections named, or all)
+//   swift run -c release SyncLatency [P8] [P10] [P11] [P14] [P14R] [P16] [P17] [P19]   (the sections named, or all)
 //
 // - Latency: a write in process A, seen by a `Defaults.observe` handler in process B; p50 and
 //   p99 over 500 changes (after 20 warm-up ones), one change at a time. Target: p99 <= 50 ms.
@@ -43,6 +43,12 @@
 //   the first write pushed after it that reached the other device (and to the first push
 //   acknowledged after it), and the acknowledged writes missing from the database or the other
 //   device once the writes stop. Goals: <= 15 s (Patroni's ttl, 10 s, + 5 s), none lost.
+// - P17: P11's 1,000 connections on 2 PostgreSQL clusters beside 1, in the same run: two throwaway
+//   clusters of its own; two instances over the first alone, then two fresh ones whose directory
+//   holds node a (a database of the first cluster) and node b (one of the second), each user
+//   assigned at its token (`token --assign-node`). The users and rows each cluster holds, and both
+//   runs' latencies. Goals: half the users and rows on each (±10 %); p99 <= 50 ms and <= 1.5x one
+//   cluster's; none lost or duplicated.
 //
 // Uses the server in $DEFAULTS_SYNC_URL, or starts a throwaway one with
 // ../Tests/postgres-cluster.sh (Debian's postgresql package). Each process has its own
@@ -236,7 +242,7 @@ let p11ManyUsers = 2_500
 /// connections (``P11Devices/connectWait(connections:)``).
 @MainActor func ordinaryDevices(
     users prefix: String, count users: Int = p11Users, devicesPerUser: Int = p11DevicesPerUser,
-    on instances: Service = service, whileConnected: () throws -> Void = {}
+    namespace: String = namespace, on instances: Service = service, whileConnected: () throws -> Void = {}
 ) throws -> OrdinaryRun {
     var run = OrdinaryRun(users: users, devicesPerUser: devicesPerUser)
     let storeUsers = users - 1
@@ -421,4 +427,8 @@ if wanted("P19") {
 
 if wanted("P16") {
     P16Failover.run(namespace: namespace)
+}
+
+if wanted("P17") {
+    P17Clusters.run(namespace: namespace, options: serviceOptions)
 }
