@@ -46,6 +46,7 @@ LAYERS = [
             "DefaultsSyncProtocol",
             "DefaultsMacrosPlugin",  # runs inside the compiler: swift-syntax only
             "DefaultsKeyFinder",  # runs at build time for DefaultsSchemaPlugin: swift-syntax only
+            "CProcessHeap",  # C: glibc's heap totals, for the server's metrics
         ],
     ),
     (

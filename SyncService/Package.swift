@@ -55,8 +55,11 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                "CProcessHeap",
             ]
         ),
+        // glibc's heap totals, for the heap metrics (its <malloc.h> is not in Swift's Glibc).
+        .target(name: "CProcessHeap"),
         .executableTarget(
             name: "DefaultsSyncServerCommand",
             dependencies: [

@@ -16,7 +16,7 @@ final class Service {
     let keyFile: String
     /// The instances' own database: where `token --assign-node` asks for a user's node.
     let database: String
-    private(set) var instances: [(process: Process, port: Int)] = []
+    private(set) var instances: [(process: Process, port: Int, metricsPort: Int)] = []
     /// Whether tokens name the user's node, assigned by the directory in ``database`` (P17).
     var assignsNodes = false
 
@@ -35,24 +35,27 @@ final class Service {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.arguments =
                 [
-                    "serve", "--database-url", database, "--port", "0", "--token-key-file", keyFile, "--log-level",
-                    "warning",
+                    "serve", "--database-url", database, "--port", "0", "--metrics-port", "0", "--token-key-file",
+                    keyFile, "--log-level", "warning",
                 ]
                 + options
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
+            // `listening on HOST:PORT`, then `metrics on HOST:PORT`.
+            var lines = Data()
+            while lines.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
                 let data = output.fileHandleForReading.availableData
                 guard !data.isEmpty else { throw Failure(description: "the server exited before listening") }
-                line += data
+                lines += data
             }
-            guard
-                let port = String(decoding: line, as: UTF8.self).split(whereSeparator: { ":\n".contains($0) })
-                    .compactMap({ Int($0) }).last
-            else { throw Failure(description: "no port in \(String(decoding: line, as: UTF8.self))") }
-            instances.append((process, port))
+            let ports = String(decoding: lines, as: UTF8.self).split(separator: "\n").prefix(2).compactMap {
+                $0.split(separator: ":").last.flatMap { Int($0) }
+            }
+            guard ports.count == 2 else {
+                throw Failure(description: "no ports in \(String(decoding: lines, as: UTF8.self))")
+            }
+            instances.append((process, ports[0], ports[1]))
         }
     }
 
@@ -89,9 +92,28 @@ final class Service {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// What each instance holds now (``ProcessFootprint``).
+    /// What each instance holds now (``ProcessFootprint``), its heap as its `/metrics` reports it.
     func footprints() -> [ProcessFootprint] {
-        instances.map { ProcessFootprint(of: $0.process.processIdentifier) }
+        instances.map { instance in
+            var footprint = ProcessFootprint(of: instance.process.processIdentifier)
+            footprint.heapBytes = Self.heapInUse(metricsPort: instance.metricsPort)
+            return footprint
+        }
+    }
+
+    /// `defaults_sync_heap_in_use_bytes` from an instance's `GET /metrics`, through `curl` (0 when
+    /// unreadable).
+    private static func heapInUse(metricsPort: Int) -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "--max-time", "10", "http://127.0.0.1:\(metricsPort)/metrics"]
+        let output = Pipe()
+        process.standardOutput = output
+        guard (try? process.run()) != nil else { return 0 }
+        let page = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let line = page.split(separator: "\n").first { $0.hasPrefix("defaults_sync_heap_in_use_bytes ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
     }
 
     func stop() {
@@ -132,6 +154,9 @@ struct ProcessFootprint {
     var residentBytes = 0
     var anonymousBytes = 0
     var descriptors = 0
+    /// What the allocator has handed out and not taken back (the server's `mallinfo2`, through its
+    /// metrics); 0 where not read.
+    var heapBytes = 0
 
     /// `process`'s footprint now; without `countingDescriptors` (a sampler's, every 100 ms, which
     /// would list thousands of entries each time), `descriptors` stays 0.
@@ -152,12 +177,12 @@ struct ProcessFootprint {
     /// The growth from `before` to `after` (one footprint per process, in the same order), summed
     /// over the processes and divided by `connections`: what each connection costs them.
     static func growthPerConnection(from before: [Self], to after: [Self], connections: Int) -> (
-        residentBytes: Double, anonymousBytes: Double, descriptors: Double
+        residentBytes: Double, anonymousBytes: Double, descriptors: Double, heapBytes: Double
     ) {
         func growth(_ field: KeyPath<Self, Int>) -> Double {
             Double(zip(before, after).map { $1[keyPath: field] - $0[keyPath: field] }.reduce(0, +))
                 / Double(max(1, connections))
         }
-        return (growth(\.residentBytes), growth(\.anonymousBytes), growth(\.descriptors))
+        return (growth(\.residentBytes), growth(\.anonymousBytes), growth(\.descriptors), growth(\.heapBytes))
     }
 }

@@ -227,7 +227,9 @@ struct OrdinaryRun {
     var all: (p50: Double, p99: Double, max: Double) = (.nan, .nan, .nan)
     var observed: (p50: Double, p99: Double, max: Double) = (.nan, .nan, .nan)
     /// The servers' growth per connection (``ProcessFootprint/growthPerConnection(from:to:connections:)``).
-    var perConnection = (residentBytes: Double.nan, anonymousBytes: Double.nan, descriptors: Double.nan)
+    var perConnection = (
+        residentBytes: Double.nan, anonymousBytes: Double.nan, descriptors: Double.nan, heapBytes: Double.nan
+    )
     var complete = false
 }
 let p11Users = 250
@@ -326,9 +328,10 @@ let p11ManyUsers = 2_500
                 run.observed.p99)
             + String(
                 format: "; per connection, the servers' growth (both instances, from before the devices connected to "
-                    + "once all had): %.1f KB resident (VmRSS), %.1f KB anonymous (RssAnon), %.2f file descriptors",
+                    + "once all had): %.1f KB resident (VmRSS), %.1f KB anonymous (RssAnon), %.1f KB of heap in use "
+                    + "(malloc), %.2f file descriptors",
                 run.perConnection.residentBytes / 1024, run.perConnection.anonymousBytes / 1024,
-                run.perConnection.descriptors)
+                run.perConnection.heapBytes / 1024, run.perConnection.descriptors)
             + " (target p99 <= 50 ms, none lost or duplicated, <= 16 KB resident per connection: "
             + (missed.isEmpty ? "met" : "NOT met: " + missed.joined(separator: ", ")) + ")")
     fflush(nil)

@@ -36,6 +36,26 @@ public struct SyncRows: Sendable {
 
     // MARK: Writing
 
+    /// `INSERT INTO <table> AS stored (<columns>) `: the head of both upserts.
+    private var insertHead: String {
+        "INSERT INTO \(table.name) AS stored (\(table.ownerColumns.joined(separator: ", ")), key, value, "
+            + "clock_wall, clock_counter, clock_origin, seq) "
+    }
+
+    /// The tail of both upserts: a stored row is replaced only by a later version
+    /// (``RecordVersion``), and the row's number is returned.
+    private var upsertTail: String {
+        let conflict = (table.ownerColumns + ["key"]).joined(separator: ", ")
+        return """
+             ON CONFLICT (\(conflict)) DO UPDATE SET
+                value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
+                clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
+                updated_at = now()
+            WHERE \(RecordVersion.replacesSQL("EXCLUDED", stored: "stored"))
+            RETURNING key, seq
+            """
+    }
+
     /// Stores `record` unless the stored version of its key is as late (``RecordVersion``), and
     /// returns the number its row took, or `nil` when it was not stored.
     ///
@@ -45,12 +65,9 @@ public struct SyncRows: Sendable {
     public func store(
         _ record: WireRecord, savepoint: Bool, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int64? {
-        let conflict = (table.ownerColumns + ["key"]).joined(separator: ", ")
         var sql = SQLBuilder()
         // `seq` is the numbering trigger's to give (``SyncSchema``); 0 until it does.
-        sql.append(
-            "INSERT INTO \(table.name) AS stored (\(table.ownerColumns.joined(separator: ", ")), key, value, "
-                + "clock_wall, clock_counter, clock_origin, seq) VALUES (")
+        sql.append(insertHead + "VALUES (")
         for value in owner {
             sql.bind(value)
             sql.append(", ")
@@ -64,27 +81,67 @@ public struct SyncRows: Sendable {
         sql.bind(record.counter)
         sql.append(", ")
         sql.bind(record.origin)
-        sql.append(
-            """
-            , 0)
-            ON CONFLICT (\(conflict)) DO UPDATE SET
-                value = EXCLUDED.value, clock_wall = EXCLUDED.clock_wall,
-                clock_counter = EXCLUDED.clock_counter, clock_origin = EXCLUDED.clock_origin,
-                updated_at = now()
-            WHERE \(RecordVersion.replacesSQL("EXCLUDED", stored: "stored"))
-            RETURNING seq
-            """)
+        sql.append(", 0)" + upsertTail)
         if savepoint { try await connection.query("SAVEPOINT record", logger: logger) }
         do {
-            var seq: Int64?
-            for try await number in try await connection.query(sql.query, logger: logger).decode(Int64.self) {
-                seq = number
-            }
+            let seq = try await numbers(sql, on: connection, logger: logger)[record.key]
             if savepoint { try await connection.query("RELEASE SAVEPOINT record", logger: logger) }
             return seq
+        } catch let refusal as RefusedByDatabase {
+            if savepoint { try await connection.query("ROLLBACK TO SAVEPOINT record", logger: logger) }
+            throw refusal
+        }
+    }
+
+    /// Stores each of `records` as ``store(_:savepoint:on:logger:)`` does, in one statement (one
+    /// round trip however many they are), in their order; returns the numbers the stored rows
+    /// took, by key. Their keys must be distinct: PostgreSQL refuses a statement that meets one
+    /// row twice. A refusal of PostgreSQL's (``RefusedByDatabase``) loses the transaction.
+    public func store(
+        _ records: [WireRecord], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [String: Int64] {
+        guard !records.isEmpty else { return [:] }
+        var sql = SQLBuilder()
+        sql.append(insertHead + "SELECT ")
+        for value in owner {
+            sql.bind(value)
+            sql.append(", ")
+        }
+        // A bytea array holds no NULL here: a removal is a flag beside an empty value.
+        sql.append("r.key, CASE WHEN r.removed THEN NULL ELSE r.value END, r.wall, r.counter, r.origin, 0 FROM unnest(")
+        sql.bind(records.map(\.key))
+        sql.append("::text[], ")
+        sql.bind(records.map { ByteBuffer(bytes: $0.value ?? Data()) })
+        sql.append("::bytea[], ")
+        sql.bind(records.map { $0.value == nil })
+        sql.append("::boolean[], ")
+        sql.bind(records.map(\.wall))
+        sql.append("::bigint[], ")
+        sql.bind(records.map(\.counter))
+        sql.append("::bigint[], ")
+        sql.bind(records.map(\.origin))
+        // In the records' order: the numbering trigger numbers the rows as they come.
+        sql.append(
+            "::text[]) WITH ORDINALITY AS r(key, value, removed, wall, counter, origin, position) ORDER BY r.position"
+                + upsertTail)
+        return try await numbers(sql, on: connection, logger: logger)
+    }
+
+    /// Runs an upsert and returns the numbers its rows took, by key; a refusal of PostgreSQL's
+    /// is thrown as ``RefusedByDatabase``.
+    private func numbers(_ sql: SQLBuilder, on connection: PostgresConnection, logger: Logger) async throws
+        -> [String: Int64]
+    {
+        do {
+            var numbers: [String: Int64] = [:]
+            for try await (key, seq) in try await connection.query(sql.query, logger: logger).decode(
+                (String, Int64).self)
+            {
+                numbers[key] = seq
+            }
+            return numbers
         } catch let error as PSQLError {
             guard let refusal = RefusedByDatabase(error) else { throw error }
-            if savepoint { try await connection.query("ROLLBACK TO SAVEPOINT record", logger: logger) }
             throw refusal
         }
     }

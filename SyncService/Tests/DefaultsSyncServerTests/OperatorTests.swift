@@ -25,6 +25,16 @@ struct OperatorTests {
         let onMetricsPort = try Self.get("http://127.0.0.1:\(metricsPort)/metrics")
         #expect(onMetricsPort.status == "200", "\(onMetricsPort)")
         #expect(onMetricsPort.body.contains("defaults_sync_connections"), "\(onMetricsPort.body.prefix(500))")
+        // The heap, read at the scrape: a running instance has some in use, within what it holds.
+        func gauge(_ name: String) -> Double? {
+            onMetricsPort.body.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+        #if os(Linux)
+        let inUse = try #require(gauge("defaults_sync_heap_in_use_bytes"))
+        let held = try #require(gauge("defaults_sync_heap_held_bytes"))
+        #expect(inUse > 100_000 && inUse <= held, "\(inUse) in use, \(held) held")
+        #endif
         // Health stays with the devices, for the load balancer.
         #expect(try Self.get("http://127.0.0.1:\(server.port)/health").status == "200")
     }

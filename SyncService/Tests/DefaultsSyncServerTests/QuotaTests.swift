@@ -176,6 +176,41 @@ struct QuotaTests {
                 database: "defaults_sync") == ["first", "last"])
     }
 
+    /// A push is stored by one statement however many records it carries: a key it carries three
+    /// times is stored once, at its latest version, a removal among them too, and the owner's
+    /// numbers run on without a gap, in the order a device catches up with.
+    @Test func aLargePushWithAKeyRepeatedStoresItsLatestVersionOnceAndNumbersWithoutGaps() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        let token = try await key.token(user: "batched")
+        let names = (0..<300).map { "key-\($0)" }
+        var records = names.map { record($0, wall: 10) }
+        records += [
+            WireRecord(key: "repeated", value: Data("older".utf8), wall: 5, counter: 0, origin: "o"),
+            WireRecord(key: "repeated", value: Data("latest".utf8), wall: 7, counter: 0, origin: "o"),
+            WireRecord(key: "repeated", value: Data("middle".utf8), wall: 6, counter: 0, origin: "o"),
+            record("removed", wall: 3), removal("removed", wall: 4),
+        ]
+        #expect(try await push(records.shuffled(), to: server, as: token) == [:])
+        #expect(
+            try cluster.query(
+                """
+                SELECT convert_from(value, 'UTF8') FROM defaults_sync_service_values
+                WHERE user_id = 'batched' AND key = 'repeated'
+                """, database: "defaults_sync") == ["latest"])
+        #expect(try rows("batched", cluster) == ["302 1"])
+        // An older version of the repeated key, pushed again, changes nothing and takes no number.
+        #expect(try await push([record("repeated", wall: 6)], to: server, as: token) == [:])
+        let changes = try await RawDevice.exchange(
+            server.url, token: token, [DeviceMessage(id: 1, kind: .changes, after: 0)])
+        let caughtUp = changes.flatMap { $0.records ?? [] }
+        #expect(caughtUp.compactMap(\.seq) == Array(1...302).map(Int64.init), "\(caughtUp.compactMap(\.seq))")
+        #expect(Set(caughtUp.map(\.key)) == Set(names + ["repeated", "removed"]))
+        #expect(caughtUp.first { $0.key == "removed" }?.value == nil)
+    }
+
     /// A record stamped days ahead of the server's clock would win every later change of its key
     /// on every device: refused by name, the others stored.
     @Test func aRecordStampedDaysAheadIsRefusedByName() async throws {

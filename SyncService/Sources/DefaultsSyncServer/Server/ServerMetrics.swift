@@ -5,7 +5,8 @@ import Synchronization
 /// The server's metrics, through swift-metrics (the command exports them at `/metrics` on the
 /// metrics listener, for Prometheus): connections, messages, refusals, devices closed as slow
 /// consumers and refused as they connected again too soon, requests refused past their user's
-/// share of the database, and the lag from a commit to its fan-out.
+/// share of the database, and the lag from a commit to its fan-out. The heap is read at each
+/// scrape (``ProcessHeap``).
 final class ServerMetrics: Sendable {
     private let connectionCount = Atomic<Int>(0)
     private let connections = Gauge(label: "defaults_sync_connections")

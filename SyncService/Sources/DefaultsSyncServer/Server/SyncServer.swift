@@ -137,7 +137,8 @@ public enum SyncServer {
     ) -> some Service {
         let router = Router()
         router.get("/metrics") { _, _ -> Response in
-            Response(
+            ProcessHeap.record()
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: page())))
         }

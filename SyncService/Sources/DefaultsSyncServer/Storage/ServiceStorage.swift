@@ -177,6 +177,9 @@ public final class ServiceStorage: Sendable {
             }
             var stored: [WireRecord] = []
             let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+            // What to store, decided here by the same rules as the upsert's: the later of a key's
+            // versions in this push, each within the quotas.
+            var decided: [String: WireRecord] = [:]
             // Sorted by key, so that the rows lock in one order.
             for record in candidates.sorted(by: { $0.key < $1.key }) {
                 // An older version is passed over, never refused: the device's is already beaten.
@@ -185,19 +188,37 @@ public final class ServiceStorage: Sendable {
                     refused[record.key] = reason
                     continue
                 }
-                let seq: Int64?
-                do {
-                    seq = try await owner.rows.store(
-                        record, savepoint: savepoints, on: connection, logger: self.logger)
-                } catch let error as RefusedByDatabase where savepoints {
-                    refused[record.key] = error.description
-                    continue
+                if savepoints {
+                    // One record at a time, so that what PostgreSQL refuses is refused alone.
+                    do {
+                        guard
+                            let seq = try await owner.rows.store(
+                                record, savepoint: true, on: connection, logger: self.logger)
+                        else { continue }
+                        var numbered = record
+                        numbered.seq = seq
+                        stored.append(numbered)
+                    } catch let error as RefusedByDatabase {
+                        refused[record.key] = error.description
+                        continue
+                    }
+                } else {
+                    decided[record.key] = record
                 }
-                guard let seq else { continue }
-                var numbered = record
-                numbered.seq = seq
                 usage.add(record)
-                stored.append(numbered)
+            }
+            if !decided.isEmpty {
+                // One statement for the whole push.
+                let records = decided.values.sorted { $0.key < $1.key }
+                let numbers = try await owner.rows.store(records, on: connection, logger: self.logger)
+                stored = records.compactMap { record in
+                    numbers[record.key].map { seq in
+                        var numbered = record
+                        numbered.seq = seq
+                        return numbered
+                    }
+                }
+                .sorted { ($0.seq ?? 0) < ($1.seq ?? 0) }
             }
             if let latest = stored.last?.seq {
                 let announcement = Announcement(
