@@ -42,20 +42,23 @@ final class Service {
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            // `listening on HOST:PORT`, then `metrics on HOST:PORT`.
+            // `listening on HOST:PORT` and `metrics on HOST:PORT`, in either order.
             var lines = Data()
             while lines.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
                 let data = output.fileHandleForReading.availableData
                 guard !data.isEmpty else { throw Failure(description: "the server exited before listening") }
                 lines += data
             }
-            let ports = String(decoding: lines, as: UTF8.self).split(separator: "\n").prefix(2).compactMap {
-                $0.split(separator: ":").last.flatMap { Int($0) }
+            let text = String(decoding: lines, as: UTF8.self)
+            func port(_ prefix: String) -> Int? {
+                text.split(separator: "\n").first { $0.hasPrefix(prefix) }?.split(separator: ":").last.flatMap {
+                    Int($0)
+                }
             }
-            guard ports.count == 2 else {
-                throw Failure(description: "no ports in \(String(decoding: lines, as: UTF8.self))")
+            guard let devices = port("listening on "), let metrics = port("metrics on ") else {
+                throw Failure(description: "no ports in \(text)")
             }
-            instances.append((process, ports[0], ports[1]))
+            instances.append((process, devices, metrics))
         }
     }
 
@@ -102,7 +105,7 @@ final class Service {
     }
 
     /// `defaults_sync_heap_in_use_bytes` from an instance's `GET /metrics`, through `curl` (0 when
-    /// unreadable).
+    /// unreadable, or without `/usr/bin/curl`: the line then shows 0.0 KB of heap).
     private static func heapInUse(metricsPort: Int) -> Int {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")

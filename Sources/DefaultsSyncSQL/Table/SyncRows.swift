@@ -84,7 +84,7 @@ public struct SyncRows: Sendable {
         sql.append(", 0)" + upsertTail)
         if savepoint { try await connection.query("SAVEPOINT record", logger: logger) }
         do {
-            let seq = try await numbers(sql, on: connection, logger: logger)[record.key]
+            let seq = try await numbers(sql, on: connection, logger: logger).first?.seq
             if savepoint { try await connection.query("RELEASE SAVEPOINT record", logger: logger) }
             return seq
         } catch let refusal as RefusedByDatabase {
@@ -94,13 +94,14 @@ public struct SyncRows: Sendable {
     }
 
     /// Stores each of `records` as ``store(_:savepoint:on:logger:)`` does, in one statement (one
-    /// round trip however many they are), in their order; returns the numbers the stored rows
-    /// took, by key. Their keys must be distinct: PostgreSQL refuses a statement that meets one
-    /// row twice. A refusal of PostgreSQL's (``RefusedByDatabase``) loses the transaction.
+    /// round trip however many they are), in their order; returns the keys of the stored rows with
+    /// the numbers they took. Their keys must be distinct byte for byte: PostgreSQL refuses a
+    /// statement that meets one row twice. A refusal of PostgreSQL's (``RefusedByDatabase``) loses
+    /// the transaction.
     public func store(
         _ records: [WireRecord], on connection: PostgresConnection, logger: Logger
-    ) async throws -> [String: Int64] {
-        guard !records.isEmpty else { return [:] }
+    ) async throws -> [(key: String, seq: Int64)] {
+        guard !records.isEmpty else { return [] }
         var sql = SQLBuilder()
         sql.append(insertHead + "SELECT ")
         for value in owner {
@@ -127,17 +128,18 @@ public struct SyncRows: Sendable {
         return try await numbers(sql, on: connection, logger: logger)
     }
 
-    /// Runs an upsert and returns the numbers its rows took, by key; a refusal of PostgreSQL's
-    /// is thrown as ``RefusedByDatabase``.
+    /// Runs an upsert and returns the keys of its rows with the numbers they took (a list: two
+    /// keys Swift holds equal, é written two ways, are two rows); a refusal of PostgreSQL's is
+    /// thrown as ``RefusedByDatabase``.
     private func numbers(_ sql: SQLBuilder, on connection: PostgresConnection, logger: Logger) async throws
-        -> [String: Int64]
+        -> [(key: String, seq: Int64)]
     {
         do {
-            var numbers: [String: Int64] = [:]
+            var numbers: [(key: String, seq: Int64)] = []
             for try await (key, seq) in try await connection.query(sql.query, logger: logger).decode(
                 (String, Int64).self)
             {
-                numbers[key] = seq
+                numbers.append((key, seq))
             }
             return numbers
         } catch let error as PSQLError {

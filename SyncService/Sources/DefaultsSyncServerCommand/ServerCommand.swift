@@ -180,7 +180,7 @@ struct Serve: AsyncParsableCommand {
             configuration, logger: logger, metricsPage: { registry.emitToString() },
             listening: { port in
                 // Scripts and tests read the port from this line on stdout (and the metrics
-                // listener's from the next, when there is one).
+                // listener's from its own, `metrics on`, before or after it).
                 FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
             },
             metricsListening: { port in

@@ -1,5 +1,5 @@
 // The allocator's totals, for the server's heap metrics: glibc's mallinfo2, which Swift's Glibc
-// module does not bring (it is in <malloc.h>). Zero where the C library is not glibc.
+// module does not bring (it is in <malloc.h>). Zero where the C library is not glibc 2.33 or later.
 #ifndef C_PROCESS_HEAP_H
 #define C_PROCESS_HEAP_H
 

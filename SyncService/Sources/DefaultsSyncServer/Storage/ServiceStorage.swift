@@ -178,8 +178,9 @@ public final class ServiceStorage: Sendable {
             var stored: [WireRecord] = []
             let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
             // What to store, decided here by the same rules as the upsert's: the later of a key's
-            // versions in this push, each within the quotas.
-            var decided: [String: WireRecord] = [:]
+            // versions in this push, each within the quotas. By the key's bytes, as PostgreSQL
+            // tells keys apart (Swift holds é written two ways equal).
+            var decided: [Data: WireRecord] = [:]
             // Sorted by key, so that the rows lock in one order.
             for record in candidates.sorted(by: { $0.key < $1.key }) {
                 // An older version is passed over, never refused: the device's is already beaten.
@@ -203,16 +204,19 @@ public final class ServiceStorage: Sendable {
                         continue
                     }
                 } else {
-                    decided[record.key] = record
+                    decided[Data(record.key.utf8)] = record
                 }
                 usage.add(record)
             }
             if !decided.isEmpty {
                 // One statement for the whole push.
                 let records = decided.values.sorted { $0.key < $1.key }
-                let numbers = try await owner.rows.store(records, on: connection, logger: self.logger)
+                let numbers = Dictionary(
+                    try await owner.rows.store(records, on: connection, logger: self.logger).map {
+                        (Data($0.key.utf8), $0.seq)
+                    }, uniquingKeysWith: max)
                 stored = records.compactMap { record in
-                    numbers[record.key].map { seq in
+                    numbers[Data(record.key.utf8)].map { seq in
                         var numbered = record
                         numbered.seq = seq
                         return numbered
