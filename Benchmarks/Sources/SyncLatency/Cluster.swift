@@ -15,16 +15,24 @@ enum Cluster {
         if let url = ProcessInfo.processInfo.environment["DEFAULTS_SYNC_URL"], !url.isEmpty {
             return (url, nil)
         }
+        let (directory, port) = try start()
+        return (url(port: port), directory)
+    }
+
+    /// A throwaway server on a random free port (the script's `start`): its directory and port.
+    static func start() throws -> (directory: String, port: Int) {
         for _ in 0..<5 {
             let port = Int.random(in: 20_000..<60_000)
             if let directory = try? run(["start", "\(port)"]) {
-                return (
-                    "postgres://defaults:defaults-test-password@127.0.0.1:\(port)/defaults_sync?sslmode=disable",
-                    directory
-                )
+                return (directory, port)
             }
         }
         throw Failure(description: "could not start PostgreSQL with \(script.path); set DEFAULTS_SYNC_URL")
+    }
+
+    /// The URL of `database` on a throwaway server's `port`, as the script's user `defaults`.
+    static func url(port: Int, database: String = "defaults_sync") -> String {
+        "postgres://defaults:defaults-test-password@127.0.0.1:\(port)/\(database)?sslmode=disable"
     }
 
     static func destroy(_ directory: String) {

@@ -29,7 +29,7 @@ enum P17Clusters {
         do {
             var ports: [Int] = []
             for _ in 0..<2 {
-                let (directory, port) = try startCluster()
+                let (directory, port) = try Cluster.start()
                 clusters.append(directory)
                 ports.append(port)
                 _ = try Cluster.run(["query", directory, "CREATE DATABASE \(nodeDatabase) OWNER defaults"])
@@ -41,27 +41,10 @@ enum P17Clusters {
         fflush(nil)
     }
 
-    /// A cluster on a random free port: its directory and port.
-    private static func startCluster() throws -> (directory: String, port: Int) {
-        var lastError: (any Error)?
-        for _ in 0..<5 {
-            let port = Int.random(in: 20_000..<60_000)
-            do {
-                return (try Cluster.run(["start", "\(port)"]), port)
-            } catch {
-                lastError = error
-            }
-        }
-        throw lastError ?? Cluster.Failure(description: "could not start PostgreSQL")
-    }
-
     @MainActor private static func measure(clusters: [String], ports: [Int], namespace: String, options: [String])
         throws
     {
-        func url(port: Int, database: String) -> String {
-            "postgres://defaults:defaults-test-password@127.0.0.1:\(port)/\(database)?sslmode=disable"
-        }
-        let ownDatabase = url(port: ports[0], database: "defaults_sync")
+        let ownDatabase = Cluster.url(port: ports[0])
 
         // One cluster: the instances' own database serves every user.
         let (one, oneCPU) = try {
@@ -77,7 +60,7 @@ enum P17Clusters {
         let nodes = ["a", "b"]
         let environment = Dictionary(
             uniqueKeysWithValues: nodes.indices.map {
-                ("P17_NODE_\(nodes[$0].uppercased())", url(port: ports[$0], database: nodeDatabase))
+                ("P17_NODE_\(nodes[$0].uppercased())", Cluster.url(port: ports[$0], database: nodeDatabase))
             })
         for node in nodes {
             _ = try Service.command(
