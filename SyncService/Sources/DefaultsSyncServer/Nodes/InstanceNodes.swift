@@ -129,7 +129,8 @@ final class InstanceNodes: Service, Sendable {
                     warned = true
                 }
             }
-            try? await Task.sleep(for: Self.watchInterval)
+            // Woken by the instance's stop, which need not wait for the next read.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.watchInterval) }
         }
         opening.finish()
     }

@@ -25,8 +25,19 @@ final class DatabasePool: Service, Sendable {
 
     private struct State {
         var current: Pooled
+        /// Pools made and not yet run, each with the stream that tells it to stop.
+        var toRun: [(Pooled, AsyncStream<Void>)]
         var isSearching = false
+        /// Set as the instance stops: no request, search or pool starts from then on.
         var isStopped = false
+        /// Requests under way, which the pools outlive at a stop.
+        var requests = 0
+        /// The stop's wait for the last of them.
+        var lastAnswered: CheckedContinuation<Void, Never>?
+        /// Whether the first pool runs yet, and the requests waiting until it does (PostgresNIO
+        /// warns of a request for a pool that does not).
+        var isRunning = false
+        var waitingForRun: [CheckedContinuation<Void, Never>] = []
     }
 
     private let database: PostgresURL
@@ -34,9 +45,9 @@ final class DatabasePool: Service, Sendable {
     private let maximumConnections: Int
     private let logger: Logger
     private let state: Mutex<State>
-    /// Each pool to run, with the stream that tells it to stop.
-    private let started: AsyncStream<(Pooled, AsyncStream<Void>)>.Continuation
-    private let starting: AsyncStream<(Pooled, AsyncStream<Void>)>
+    /// Wakes ``run()`` when a pool is made.
+    private let made: AsyncStream<Void>.Continuation
+    private let making: AsyncStream<Void>
 
     /// How often a search asks the servers again while none accepts writes (a failover takes
     /// Patroni about its `ttl`).
@@ -52,11 +63,11 @@ final class DatabasePool: Service, Sendable {
         servers = try database.servers()
         self.maximumConnections = maximumConnections
         self.logger = logger
-        (starting, started) = AsyncStream.makeStream()
+        (making, made) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (pooled, retired) = Self.pool(
             index: index, database: database, maximumConnections: maximumConnections, logger: logger)
-        state = Mutex(State(current: pooled))
-        started.yield((pooled, retired))
+        state = Mutex(State(current: pooled, toRun: [(pooled, retired)]))
+        made.yield()
     }
 
     private static func pool(index: Int, database: PostgresURL, maximumConnections: Int, logger: Logger)
@@ -70,24 +81,93 @@ final class DatabasePool: Service, Sendable {
         return (Pooled(index: index, client: client, retirement: retirement), retired)
     }
 
-    /// Runs every pool until it is replaced, and all of them until the instance stops.
+    /// Runs every pool until it is replaced, and all of them until the instance stops or the task
+    /// is cancelled. At a stop, requests under way end first (within their deadline), on
+    /// connections left open: PostgresNIO, stopped, closes the connections requests hold, and
+    /// never answers their queries.
     func run() async {
         await withDiscardingTaskGroup { group in
-            // Ends at a graceful stop, when every pool's `run` ends too.
-            for await (pooled, retired) in starting.cancelOnGracefulShutdown() {
-                group.addTask {
-                    await withDiscardingTaskGroup { pool in
-                        pool.addTask { await pooled.client.run() }
+            func runWaitingPools() {
+                let toRun = state.withLock { state in
+                    defer { state.toRun = [] }
+                    return state.toRun
+                }
+                for (pooled, retired) in toRun {
+                    group.addTask {
+                        let running = Task.detached { await pooled.client.run() }
+                        self.startedRunning()
+                        // Until retired or cancelled; apart from the instance's graceful stop,
+                        // which PostgresNIO would answer by closing its connections at once.
                         for await _ in retired {}
-                        pool.cancelAll()
+                        running.cancel()
+                        await running.value
                     }
                 }
             }
-            // No pool is started from now on: none would run.
+            await withGracefulShutdownHandler {
+                for await _ in making { runWaitingPools() }
+            } onGracefulShutdown: {
+                self.made.finish()
+            }
             state.withLock { $0.isStopped = true }
-            started.finish()
+            made.finish()
+            // Even a pool made as the instance stops runs: a request for a pool that never ran
+            // would wait until its deadline.
+            runWaitingPools()
+            if !Task.isCancelled { await lastRequestAnswered() }
             group.cancelAll()
         }
+    }
+
+    /// Lets the requests waiting for the first pool's run go on.
+    private func startedRunning() {
+        state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard !state.isRunning else { return [] }
+            state.isRunning = true
+            defer { state.waitingForRun = [] }
+            return state.waitingForRun
+        }.forEach { $0.resume() }
+    }
+
+    /// Returns when no request is under way; called once the pool is stopped.
+    private func lastRequestAnswered() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                guard state.requests > 0 else { return true }
+                state.lastAnswered = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// The pool for a request, once it runs, counted until ``end()``; refused once the instance
+    /// stops.
+    private func begin() async throws -> Pooled {
+        if !state.withLock({ $0.isRunning }) {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    guard !state.isRunning else { return true }
+                    state.waitingForRun.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+        return try state.withLock { state in
+            guard !state.isStopped else { throw ServiceStorageError("the instance is stopping") }
+            state.requests += 1
+            return state.current
+        }
+    }
+
+    private func end() {
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.requests -= 1
+            guard state.requests == 0 else { return nil }
+            defer { state.lastAnswered = nil }
+            return state.lastAnswered
+        }?.resume()
     }
 
     /// Runs `body` in a transaction on a pooled connection to the primary, within
@@ -101,7 +181,8 @@ final class DatabasePool: Service, Sendable {
     func withTransaction<Result: Sendable>(
         logger: Logger, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let pooled = state.withLock { $0.current }
+        let pooled = try await begin()
+        defer { end() }
         let used = UsedConnection()
         do {
             return try await Deadline.run(Self.transactionLimit) {
@@ -127,7 +208,8 @@ final class DatabasePool: Service, Sendable {
 
     /// Runs `query` on a pooled connection to the primary, within ``transactionLimit``.
     func query(_ query: PostgresQuery, logger: Logger) async throws {
-        let client = state.withLock { $0.current.client }
+        let client = try await begin().client
+        defer { end() }
         do {
             try await Deadline.run(Self.transactionLimit) { _ = try await client.query(query, logger: logger) }
         } catch {
@@ -164,7 +246,8 @@ final class DatabasePool: Service, Sendable {
                 index: index, database: database, maximumConnections: maximumConnections, logger: logger)
             let old = state.current
             state.current = pooled
-            started.yield((pooled, retired))
+            state.toRun.append((pooled, retired))
+            made.yield()
             return old
         }
         retired?.retirement.finish()
