@@ -1,22 +1,22 @@
 import Defaults
 import DefaultsSyncProtocol
 import Foundation
-import HTTPTypes
 import Logging
+import NIOHTTP1
+import NIOWebSocket
 import Synchronization
-import WSClient
 
 /// One device's connection to the sync service: a WebSocket that answers calls by id and brings
 /// other devices' changes, reconnecting by itself.
 final class ServiceConnection: DefaultsSyncStore {
     let description: String
-    private let url: String
+    private let endpoint: ServiceEndpoint
     private let tokens: TokenSource
     private let options: SyncServiceStore.Options
     private let logger: Logger
 
     private struct Session {
-        let outbound: WebSocketOutboundWriter
+        let outbound: ServiceSocket.Writer
         let limits: ServiceLimits
         /// The events read from this connection, whose bound each call lifts until it is answered.
         let events: BoundedBuffer<SyncEvent>
@@ -48,10 +48,10 @@ final class ServiceConnection: DefaultsSyncStore {
     static let pipelinedCalls = 8
 
     init(
-        url: String, user: String, namespace: String, tokenProvider: @escaping SyncServiceStore.TokenProvider,
+        endpoint: ServiceEndpoint, user: String, namespace: String, tokenProvider: @escaping SyncServiceStore.TokenProvider,
         description: String, options: SyncServiceStore.Options
     ) {
-        self.url = url
+        self.endpoint = endpoint
         self.tokens = TokenSource(
             user: user, namespace: namespace, provider: tokenProvider, timeout: options.responseTimeout)
         self.description = description
@@ -97,11 +97,9 @@ final class ServiceConnection: DefaultsSyncStore {
         token: String, reporting report: @escaping @Sendable (SyncEvent) async -> Void,
         connected: @escaping @Sendable () -> Void
     ) async throws {
-        var headers = HTTPFields()
-        headers[.authorization] = "Bearer \(token)"
-        let configuration = WebSocketClientConfiguration(
-            maxFrameSize: 16 * 1_048_576, additionalHeaders: headers, closeTimeout: .seconds(5),
-            autoPing: .enabled(timePeriod: options.pingInterval))
+        var headers = HTTPHeaders()
+        headers.add(name: "Authorization", value: "Bearer \(token)")
+        let tls = endpoint.usesTLS ? options.tlsConfiguration ?? .makeClientConfiguration() : nil
         // Events reach the library in order from a task of their own: the library's answer to one
         // calls the store, whose replies this connection's reader must go on reading meanwhile.
         // Bounded: while the library is behind and no call awaits an answer, the reader waits, and
@@ -115,20 +113,17 @@ final class ServiceConnection: DefaultsSyncStore {
                     await report(event)
                 }
             }
-            let close: WebSocketCloseFrame?
+            let close: ServiceSocket.CloseFrame?
             do {
-                close = try await WebSocketClient.connect(
-                    url: url, configuration: configuration, tlsConfiguration: options.tlsConfiguration, logger: logger
-                ) { inbound, outbound, _ in
-                    for try await message in inbound.messages(maxSize: Self.maximumMessageBytes) {
-                        guard case .text(let text) = message,
-                            let decoded = try? SyncProtocol.decode(ServerMessage.self, from: text)
-                        else {
-                            self.logger.warning("The sync service sent a message this client does not understand")
-                            continue
-                        }
-                        await self.handle(decoded, outbound: outbound, events: events, connected: connected)
+                close = try await ServiceSocket.connect(
+                    to: endpoint, headers: headers, tls: tls, maxMessageBytes: Self.maximumMessageBytes,
+                    upgradeTimeout: options.responseTimeout, pingInterval: options.pingInterval, logger: logger
+                ) { text, outbound in
+                    guard let decoded = try? SyncProtocol.decode(ServerMessage.self, from: text) else {
+                        self.logger.warning("The sync service sent a message this client does not understand")
+                        return
                     }
+                    await self.handle(decoded, outbound: outbound, events: events, connected: connected)
                 }
             } catch {
                 ended(because: error)
@@ -151,8 +146,8 @@ final class ServiceConnection: DefaultsSyncStore {
     static let bufferedEvents = 16
 
     /// Why the server closed the connection: a token to renew, or a connection to make again.
-    private func why(_ close: WebSocketCloseFrame?) -> SyncServiceError {
-        let closed = SyncServiceError.closed(code: close.map { "\($0.closeCode)" }, reason: close?.reason)
+    private func why(_ close: ServiceSocket.CloseFrame?) -> SyncServiceError {
+        let closed = SyncServiceError.closed(code: close.map { "\($0.code)" }, reason: close?.reason)
         switch SyncCloseReason(closeReason: close?.reason) {
         case .tokenExpired, .tokenRevoked, .moved:
             // A moved user's new token names the node that holds their settings now.
@@ -163,7 +158,7 @@ final class ServiceConnection: DefaultsSyncStore {
             logger.warning("\(closed); reconnecting", metadata: ["store": "\(description)"])
             return closed
         case nil:
-            guard let close, close.closeCode == .policyViolation else { return closed }
+            guard let close, close.code == .policyViolation else { return closed }
             return .unauthorized(reason: close.reason ?? "no reason given")
         }
     }
@@ -171,7 +166,7 @@ final class ServiceConnection: DefaultsSyncStore {
     /// Handles one message of the server's; waits while the library has ``bufferedEvents`` events
     /// not taken yet and no call awaits an answer.
     private func handle(
-        _ message: ServerMessage, outbound: WebSocketOutboundWriter, events: BoundedBuffer<SyncEvent>,
+        _ message: ServerMessage, outbound: ServiceSocket.Writer, events: BoundedBuffer<SyncEvent>,
         connected: @Sendable () -> Void
     ) async {
         switch message.kind {
@@ -239,7 +234,7 @@ final class ServiceConnection: DefaultsSyncStore {
         current.events.liftBound()
         let call = Call(id: id, reply: reply, session: current)
         do {
-            try await current.outbound.write(.text(try SyncProtocol.encode(message)))
+            try await current.outbound.send(try SyncProtocol.encode(message))
         } catch {
             abandon(call)
             throw error

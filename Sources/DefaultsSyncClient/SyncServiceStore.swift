@@ -106,21 +106,12 @@ public final class SyncServiceStore: DefaultsSyncStore {
         url: String, user: String, namespace: String, passphrase: String? = nil, options: Options = Options(),
         tokenProvider: @escaping TokenProvider
     ) throws {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            scheme == "ws" || scheme == "wss", components.host?.isEmpty == false
-        else { throw SyncServiceError.invalidURL(url) }
-        var endpoint = components
-        endpoint.path = SyncProtocol.path
-        endpoint.query = nil
-        endpoint.user = nil
-        endpoint.password = nil
-        guard let address = endpoint.string else { throw SyncServiceError.invalidURL(url) }
+        guard let endpoint = ServiceEndpoint(url: url) else { throw SyncServiceError.invalidURL(url) }
         self.user = user
         self.namespace = namespace
-        let place = "\(scheme)://\(components.host ?? "")\(components.port.map { ":\($0)" } ?? "")"
         let connection = ServiceConnection(
-            url: address, user: user, namespace: namespace, tokenProvider: tokenProvider,
-            description: "\(place) (user \(user), namespace \(namespace))", options: options)
+            endpoint: endpoint, user: user, namespace: namespace, tokenProvider: tokenProvider,
+            description: "\(endpoint) (user \(user), namespace \(namespace))", options: options)
         if let passphrase {
             // Salted with the user and the namespace: two users with one passphrase share no key.
             store = try EncryptedSyncStore(connection, passphrase: passphrase, namespace: "\(user)\n\(namespace)")

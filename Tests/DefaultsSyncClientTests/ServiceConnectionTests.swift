@@ -24,7 +24,7 @@ struct ServiceConnectionTests {
         options.responseTimeout = .seconds(20)
         options.pingInterval = .seconds(600)
         let connection = ServiceConnection(
-            url: server.url, user: "u", namespace: "com.example.app", tokenProvider: { unsignedToken },
+            endpoint: try #require(ServiceEndpoint(url: server.url)), user: "u", namespace: "com.example.app", tokenProvider: { unsignedToken },
             description: "scripted server", options: options)
         let library = HeldLibrary()
         let running = Task { await connection.run { await library.report($0) } }
@@ -62,7 +62,7 @@ struct ServiceConnectionTests {
         var options = SyncServiceStore.Options()
         options.responseTimeout = .seconds(20)
         let connection = ServiceConnection(
-            url: server.url, user: "u", namespace: "com.example.app", tokenProvider: { unsignedToken },
+            endpoint: try #require(ServiceEndpoint(url: server.url)), user: "u", namespace: "com.example.app", tokenProvider: { unsignedToken },
             description: "scripted server", options: options)
         let connected = Atomic<Bool>(false)
         let running = Task {

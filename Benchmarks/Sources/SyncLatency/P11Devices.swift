@@ -26,7 +26,17 @@ enum P11Devices {
     /// What every connection's event handler adds to, shared by reference.
     final class Counters: Sendable {
         let tally = Mutex(Tally())
-        let connected = Atomic<Int>(0)
+        /// The users whose store connected at least once, and the connections made after a first.
+        let connectedUsers = Mutex(Set<Int>())
+        let reconnections = Atomic<Int>(0)
+
+        var connected: Int { connectedUsers.withLock { $0.count } }
+
+        func connected(_ user: Int) {
+            if !connectedUsers.withLock({ $0.insert(user).inserted }) {
+                reconnections.add(1, ordering: .relaxed)
+            }
+        }
     }
 
     /// How long a device process waits for its `connections` stores to connect (and its parent,
@@ -60,7 +70,7 @@ enum P11Devices {
                     await store.run { event in
                         switch event {
                         case .connected:
-                            counters.connected.add(1, ordering: .relaxed)
+                            counters.connected(user)
                         case .received(let records):
                             let now = Date().timeIntervalSince1970
                             counters.tally.withLock { tally in
@@ -83,10 +93,10 @@ enum P11Devices {
                 })
         }
         let deadline = Date().addingTimeInterval(connectWait(connections: users))
-        while counters.connected.load(ordering: .relaxed) < users, Date() < deadline {
+        while counters.connected < users, Date() < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
-        Child.reply("connected \(counters.connected.load(ordering: .relaxed))")
+        Child.reply("connected \(counters.connected)")
         guard let line = readLine(), line.hasPrefix("go "), let start = Double(line.dropFirst(3)) else { return }
         // 250 writes a second in all, however many users: each user writes every `period` seconds
         // (1 s for P11's 250 users, 10 s for its 2,500), at its own offset within the period.
@@ -175,6 +185,10 @@ enum P11Devices {
         Child.reply("result \(expected) \(result.received.count) \(result.duplicated) \(result.failedWrites)")
         if let failure = result.firstFailure {
             FileHandle.standardError.write(Data("p11 device: a write failed: \(failure)\n".utf8))
+        }
+        let reconnections = counters.reconnections.load(ordering: .relaxed)
+        if reconnections > 0 {
+            FileHandle.standardError.write(Data("p11 device: \(reconnections) connection(s) made again\n".utf8))
         }
         Child.reply("latencies " + result.latencies.map { String(format: "%.2f", $0) }.joined(separator: ","))
     }

@@ -24,6 +24,11 @@ public enum SyncServer {
     /// The server's version, as `--version` prints it and its start is logged.
     public static let version = "1.1.0"
 
+    /// Connections the kernel queues for the devices' port before the instance accepts them
+    /// (capped by `net.core.somaxconn`): thousands of devices reconnect at once after a restart,
+    /// and past the queue their connections are dropped and tried again.
+    static let listenBacklog = 4096
+
     /// Runs until SIGTERM or SIGINT; `listening` is told the devices' port once it accepts
     /// connections, and `metricsListening` the metrics listener's.
     public static func run(
@@ -78,7 +83,8 @@ public enum SyncServer {
             metrics: metrics, logger: logger)
         let devicePort = devices.server(
             configuration: ServerConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "defaults-sync-server"),
+                address: .hostname(configuration.host, port: configuration.port), serverName: "defaults-sync-server",
+                backlog: Self.listenBacklog),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 logger.notice(
