@@ -69,19 +69,26 @@ extension SuiteFile {
     /// left them, lets `body` change them, and writes them (atomically and durably) before the
     /// lock is released; nothing is written when they are unchanged or `body` throws.
     ///
-    /// - Parameter replacingDamaged: Whether a file that is not a property list is moved aside
-    ///   (to a backup, named in the result) so that the edit replaces it; otherwise it fails the
-    ///   edit and is left where it is.
+    /// - Parameters:
+    ///   - replacingDamaged: Whether a file that is not a property list is moved aside (to a
+    ///     backup, named in the result) so that the edit replaces it; otherwise it fails the edit
+    ///     and is left where it is.
+    ///   - known: A version of the file the caller read or wrote, and its values: while the file is
+    ///     still that version (checked under the lock), they are taken instead of reading and
+    ///     parsing it again.
     /// - Throws: ``FileRefusal`` for a file left in place, what the lock or the write throws
     ///   (``TooLargeToReadBack`` for values no reader would take), or what `body` throws.
     package func edit(
-        replacingDamaged: Bool, _ body: (inout [String: PropertyListValue]) throws -> Void
+        replacingDamaged: Bool, known: (version: FileIdentity, values: [String: PropertyListValue])? = nil,
+        _ body: (inout [String: PropertyListValue]) throws -> Void
     ) throws -> Edit {
         try withLock {
             var edit = Edit()
             var values: [String: PropertyListValue] = [:]
             let found: Recovered
-            if replacingDamaged {
+            if let known, let current = try? PosixFile.identity(at: path), current.isSameVersion(as: known.version) {
+                found = .values(known.values, current)
+            } else if replacingDamaged {
                 found = readMovingDamagedAside(holdingLock: true)
             } else {
                 switch read() {

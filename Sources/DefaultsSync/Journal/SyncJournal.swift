@@ -46,8 +46,11 @@ package final class SyncJournal: Sendable {
         var values: [String: PropertyListValue] = [:]
         /// The entries set since the file was last written: put on top of the file's at a flush.
         var unwritten: [String: PropertyListValue] = [:]
-        /// The version of the file `values` were read from or written as.
+        /// The version of the file last read or written (a damaged one included).
         var identity: FileIdentity?
+        /// A version of the file this process read or wrote, and its values: a flush while the
+        /// file is still that version need not read it again.
+        var known: (version: FileIdentity, values: [String: PropertyListValue])?
         /// The last flush's failure, logged once.
         var lastFailure: String?
     }
@@ -169,10 +172,10 @@ package final class SyncJournal: Sendable {
     func flush() throws {
         guard let file else { return }
         let backup = try flushing.withLock { _ -> String? in
-            let (unwritten, held) = state.withLock { ($0.unwritten, $0.values) }
+            let (unwritten, held, known) = state.withLock { ($0.unwritten, $0.values, $0.known) }
             guard !unwritten.isEmpty else { return nil }
             var merged: [String: PropertyListValue] = [:]
-            let edit = try file.edit(replacingDamaged: true) { values in
+            let edit = try file.edit(replacingDamaged: true, known: known) { values in
                 // Entries are never removed: one the file lacks was lost with it (damaged, removed).
                 values.merge(held) { inFile, _ in inFile }
                 values.merge(unwritten) { _, new in new }
@@ -183,6 +186,7 @@ package final class SyncJournal: Sendable {
                 state.unwritten = state.unwritten.filter { unwritten[$0.key] != $0.value }
                 state.values = merged.merging(state.unwritten) { _, new in new }
                 state.identity = edit.identity
+                state.known = edit.identity.map { ($0, merged) }
                 state.lastFailure = nil
             }
             return edit.backupPath
@@ -246,9 +250,11 @@ package final class SyncJournal: Sendable {
         case .values(let values, let identity):
             state.values = values.merging(state.unwritten) { _, new in new }
             state.identity = identity
+            state.known = (identity, values)
             return true
         case .damaged(let identity, _), .notRegularFile(let identity, _):
             state.identity = identity
+            state.known = nil
             return false
         case .absent, .unreadable:
             return false

@@ -61,6 +61,28 @@ import Testing
         #expect(!first.reloadIfChanged())
     }
 
+    @Test("A journal flushing again after another process wrote the file keeps that process's entries")
+    func aFlushAfterAnotherProcessWroteKeepsItsEntries() throws {
+        let first = SyncJournal(for: suite)
+        let second = SyncJournal(for: suite)
+        first.setEntry(entry(1), forKey: "volume")
+        try first.flush()
+        // The first's next flush, on the version it wrote itself, takes what it holds.
+        first.setEntry(entry(2), forKey: "size")
+        try first.flush()
+        second.setEntry(entry(3), forKey: "theme")
+        try second.flush()
+        // Not reloaded in between: the flush itself finds the file changed.
+        first.setEntry(entry(4), forKey: "volume")
+        try first.flush()
+
+        let file = try onDisk()
+        #expect(file.entry(forKey: "volume") == entry(4))
+        #expect(file.entry(forKey: "size") == entry(2))
+        #expect(file.entry(forKey: "theme") == entry(3))
+        #expect(first.entry(forKey: "theme") == entry(3))
+    }
+
     @Test("An entry set here and not flushed stays on top when another process's version is read")
     func unwrittenEntriesSurviveAReload() throws {
         let first = SyncJournal(for: suite)
