@@ -7,8 +7,9 @@ import Synchronization
 /// The connection's reader is the producer of the events it reports to the library: while the
 /// library is behind, the reader stops reading the socket, the server's buffer for the device
 /// fills, and the server's slow-consumer rule applies on its side. While a call awaits its answer,
-/// which comes behind the events, the bound is lifted (``liftBound()``).
-final class BoundedBuffer<Element: Sendable>: Sendable {
+/// which comes behind the events, the bound is lifted (``liftBound()``). (SPI `Testing`: the
+/// sync service's tests read their hand-made connections through one.)
+@_spi(Testing) public final class BoundedBuffer<Element: Sendable>: Sendable {
     /// The most elements held at once while the bound is not lifted.
     let capacity: Int
 
@@ -32,14 +33,14 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
     private let state = Mutex(State())
 
     /// A buffer of `capacity` elements, at least one: a smaller capacity holds one, never traps.
-    init(capacity: Int) {
+    public init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// Adds `element` once there is room (at once while the bound is lifted), waiting meanwhile.
     /// Returns whether it was added: not when the buffer was finished, nor when the waiting task was
     /// cancelled.
-    func send(_ element: Element) async -> Bool {
+    public func send(_ element: Element) async -> Bool {
         while true {
             let added = state.withLock { state -> Bool? in
                 guard !state.isFinished else { return false }
@@ -58,7 +59,7 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
 
     /// The next element, in order; `nil` once the buffer is finished and empty, or when the waiting
     /// task is cancelled and none is held. Elements added before ``finish()`` are all returned.
-    func next() async -> Element? {
+    public func next() async -> Element? {
         while true {
             let taken = state.withLock { state -> (element: Element?, isOver: Bool) in
                 guard state.elements.isEmpty else { return (state.elements.removeFirst(), false) }
@@ -89,7 +90,7 @@ final class BoundedBuffer<Element: Sendable>: Sendable {
 
     /// Takes no more elements; the consumer gets those held, then `nil`, and a producer waiting for
     /// room returns.
-    func finish() {
+    public func finish() {
         state.withLock { $0.isFinished = true }
         wake(.producer)
         wake(.consumer)

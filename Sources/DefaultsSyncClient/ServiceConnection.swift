@@ -48,7 +48,8 @@ final class ServiceConnection: DefaultsSyncStore {
     static let pipelinedCalls = 8
 
     init(
-        endpoint: ServiceEndpoint, user: String, namespace: String, tokenProvider: @escaping SyncServiceStore.TokenProvider,
+        endpoint: ServiceEndpoint, user: String, namespace: String,
+        tokenProvider: @escaping SyncServiceStore.TokenProvider,
         description: String, options: SyncServiceStore.Options
     ) {
         self.endpoint = endpoint

@@ -12,32 +12,34 @@ import Synchronization
 /// failure: the connection, TLS and upgrade within one deadline (a server or proxy that accepts
 /// the connection and never answers is not waited on for ever), the socket closed whatever the
 /// upgrade's outcome (a proxy's `502` leaves no socket behind), and the server's half close taken
-/// as its close.
-enum ServiceSocket {
+/// as its close. (SPI `Testing`: the sync service's tests speak the protocol by hand with it.)
+@_spi(Testing) public enum ServiceSocket {
     /// How the server closed the connection.
-    struct CloseFrame: Sendable, Equatable {
-        var code: WebSocketErrorCode
-        var reason: String?
+    public struct CloseFrame: Sendable, Equatable {
+        public var code: WebSocketErrorCode
+        public var reason: String?
     }
 
     /// Opens a WebSocket to `endpoint` with `headers`, calls `receive` with each text message in
     /// order (the next is not read until it returns), answers the server's pings and pings it
     /// every `pingInterval`; returns the server's close frame when the connection ends (`nil`
-    /// when it ended without one).
+    /// when it ended without one). `opened` is given the writer once the upgrade succeeded.
     ///
     /// - Throws: ``SyncServiceError/timedOut(seconds:)`` when the upgrade took longer than
     ///   `upgradeTimeout` or a ping went unanswered for `pingInterval`;
     ///   ``SyncServiceError/closed(code:reason:)`` when the server declined the upgrade; the
     ///   socket's error when the connection failed.
-    static func connect(
+    public static func connect(
         to endpoint: ServiceEndpoint, headers: HTTPHeaders, tls: TLSConfiguration?, maxMessageBytes: Int,
         upgradeTimeout: Duration, pingInterval: Duration, logger: Logger,
+        opened: @escaping @Sendable (Writer) -> Void = { _ in },
         _ receive: @escaping @Sendable (String, Writer) async -> Void
     ) async throws -> CloseFrame? {
         let channel = try await upgrade(
             to: endpoint, headers: headers, tls: tls, maxMessageBytes: maxMessageBytes, within: upgradeTimeout)
         return try await channel.executeThenClose { inbound, outbound in
             let writer = Writer(outbound: outbound, channel: channel.channel)
+            opened(writer)
             let close = try await withThrowingTaskGroup(of: Void.self) { group -> CloseFrame? in
                 group.addTask {
                     // Ends the connection when a ping is still unanswered at the next.
@@ -66,6 +68,20 @@ enum ServiceSocket {
         _ receive: @Sendable (String, Writer) async -> Void
     ) async throws -> CloseFrame? {
         var close: CloseFrame?
+        do {
+            try await readFrames(inbound, into: &close, writer: writer, logger: logger, receive)
+        } catch  where close != nil {
+            // The server said why it closed; a reset after that (its close timed out) changes nothing.
+        }
+        return close
+    }
+
+    /// Hands on each message and answers each control frame until the connection ends; `close`
+    /// is the server's close frame once it came.
+    private static func readFrames(
+        _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, into close: inout CloseFrame?, writer: Writer,
+        logger: Logger, _ receive: @Sendable (String, Writer) async -> Void
+    ) async throws {
         for try await frame in inbound {
             switch frame.opcode {
             case .text where close == nil:
@@ -87,11 +103,10 @@ enum ServiceSocket {
                 continue
             }
         }
-        return close
     }
 
     /// What the connection's users send with.
-    final class Writer: Sendable {
+    public final class Writer: Sendable {
         private let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
         private let channel: any Channel
         private let closeSent = Atomic<Bool>(false)
@@ -107,13 +122,13 @@ enum ServiceSocket {
         static let closeTimeout = TimeAmount.seconds(5)
 
         /// Sends `text` as one message.
-        func send(_ text: String) async throws {
+        public func send(_ text: String) async throws {
             try await write(.text, ByteBuffer(string: text))
         }
 
         /// Starts the close handshake (once; later calls do nothing): the server's answer, or
         /// ``closeTimeout``, ends the connection.
-        func close(_ code: WebSocketErrorCode, reason: String) async throws {
+        public func close(_ code: WebSocketErrorCode, reason: String) async throws {
             guard !closeSent.exchange(true, ordering: .relaxed) else { return }
             var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
             data.write(webSocketErrorCode: code)
@@ -203,23 +218,25 @@ enum ServiceSocket {
                 throw SyncServiceError.closed(code: nil, reason: "the server declined the upgrade to a WebSocket")
             }
         } catch {
-            if timedOut.value.load(ordering: .relaxed) { throw SyncServiceError.timedOut(seconds: deadline.components.seconds) }
+            if timedOut.value.load(ordering: .relaxed) {
+                throw SyncServiceError.timedOut(seconds: deadline.components.seconds)
+            }
             throw error
         }
     }
 }
 
 /// Where the sync service listens, read once from the store's URL.
-struct ServiceEndpoint: Sendable, CustomStringConvertible {
+@_spi(Testing) public struct ServiceEndpoint: Sendable, CustomStringConvertible {
     let host: String
     let port: Int
     let usesTLS: Bool
     /// The scheme, host and port as the URL wrote them.
-    let description: String
+    public let description: String
 
     /// `ws://host[:port]` or `wss://host[:port]`, any path, query or user ignored; `nil` for any
     /// other URL.
-    init?(url: String) {
+    public init?(url: String) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "ws" || scheme == "wss", let host = components.host, !host.isEmpty
         else { return nil }

@@ -35,7 +35,8 @@ public final class SyncServiceStore: DefaultsSyncStore {
     public struct Options: Sendable {
         /// The first and the longest wait before reconnecting; each failed attempt doubles it.
         public var reconnectDelays: ClosedRange<Duration> = .milliseconds(250)...(.seconds(30))
-        /// How long the server may take to answer one call before the connection is made again.
+        /// How long the server may take to answer one call before the connection is made again,
+        /// and to accept a new connection (its TLS handshake and WebSocket upgrade included).
         public var responseTimeout: Duration = .seconds(30)
         /// How often the connection pings the server; one that does not answer is made again.
         public var pingInterval: Duration = .seconds(30)

@@ -2,7 +2,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import DefaultsSyncClient
+@_spi(Testing) @testable import DefaultsSyncClient
 
 /// The buffer between the connection's reader and the library: it never holds more than its
 /// capacity (the reader waits for room, and so reads no more from the socket), and never drops

@@ -4,10 +4,10 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
-@testable import DefaultsSyncClient
+@_spi(Testing) @testable import DefaultsSyncClient
 
 /// What a device does when the upgrade to a WebSocket fails: a proxy answering `503` on a
 /// connection it keeps open, a server that never answers, one that closes without answering.
@@ -44,6 +44,31 @@ import TestSupport
         // Far longer than the test: only the server's close can end the attempt.
         let running = try connection(to: server, responseTimeout: .seconds(600))
         try await waitUntil("three attempts: \(server.accepted)") { server.accepted >= 3 }
+        running.cancel()
+        await running.value
+        try await server.close()
+    }
+
+    /// A close frame that comes with the upgrade's response (a refused token, on a busy machine)
+    /// is read, and ends the attempt with its reason.
+    @Test(.timeLimit(.minutes(2)))
+    func aCloseFrameComingWithTheUpgradesResponseIsRead() async throws {
+        let server = try await ScriptedSyncServer(
+            changesAtStart: 0, changesBeforeEachReply: 0, closesAtOnce: (.policyViolation, "token refused"))
+        var options = SyncServiceStore.Options()
+        options.reconnectDelays = .seconds(600)...(.seconds(600))
+        options.responseTimeout = .seconds(600)
+        let connection = ServiceConnection(
+            endpoint: try #require(ServiceEndpoint(url: server.url)), user: "u", namespace: "com.example.app",
+            tokenProvider: { unsignedToken }, description: "refusing server", options: options)
+        let disconnections = Disconnections()
+        let running = Task {
+            await connection.run { event in
+                if case .disconnected(let error) = event { disconnections.add(error) }
+            }
+        }
+        try await waitUntil("the refusal: \(disconnections.errors)") { !disconnections.errors.isEmpty }
+        #expect(disconnections.errors == [.unauthorized(reason: "token refused")])
         running.cancel()
         await running.value
         try await server.close()

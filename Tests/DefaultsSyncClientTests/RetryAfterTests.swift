@@ -1,7 +1,7 @@
 import DefaultsSyncProtocol
 import Testing
 
-@testable import DefaultsSyncClient
+@_spi(Testing) @testable import DefaultsSyncClient
 
 /// The client reads the server's back-off from the reason it closed the connection with, which its
 /// reconnection loop then waits at least (`ReconnectionPolicy.NextWait.atLeast`).

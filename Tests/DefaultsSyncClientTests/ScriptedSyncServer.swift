@@ -18,9 +18,15 @@ final class ScriptedSyncServer: Sendable {
 
     /// `answersAfter`: the server answers nothing until that many calls came on a connection, then
     /// each in order (as the service answers calls sent without waiting).
-    init(changesAtStart: Int, changesBeforeEachReply: Int, answersAfter: Int = 1) async throws {
+    /// `closesAtOnce`: the server closes every connection with this code and reason right after
+    /// the upgrade's response, as it refuses a token, instead of welcoming it.
+    init(
+        changesAtStart: Int, changesBeforeEachReply: Int, answersAfter: Int = 1,
+        closesAtOnce: (code: WebSocketErrorCode, reason: String)? = nil
+    ) async throws {
         let script = Script(
-            atStart: changesAtStart, beforeEachReply: changesBeforeEachReply, answersAfter: answersAfter)
+            atStart: changesAtStart, beforeEachReply: changesBeforeEachReply, answersAfter: answersAfter,
+            closesAtOnce: closesAtOnce)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -60,15 +66,20 @@ final class ScriptedSyncServer: Sendable {
         let atStart: Int
         let beforeEachReply: Int
         let answersAfter: Int
+        let closesAtOnce: (code: WebSocketErrorCode, reason: String)?
         /// The last change's number.
         let sent = Atomic<Int64>(0)
         let answered = Atomic<Int>(0)
         let pushed = Atomic<Int>(0)
 
-        init(atStart: Int, beforeEachReply: Int, answersAfter: Int) {
+        init(
+            atStart: Int, beforeEachReply: Int, answersAfter: Int,
+            closesAtOnce: (code: WebSocketErrorCode, reason: String)?
+        ) {
             self.atStart = atStart
             self.beforeEachReply = beforeEachReply
             self.answersAfter = answersAfter
+            self.closesAtOnce = closesAtOnce
         }
     }
 }
@@ -88,6 +99,12 @@ private final class DeviceHandler: ChannelInboundHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        if let (code, reason) = script.closesAtOnce {
+            var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+            data.write(webSocketErrorCode: code)
+            data.writeString(reason)
+            return write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), context: context)
+        }
         send(ServerMessage(kind: .welcome, latest: 0), context: context)
         sendChanges(script.atStart, context: context)
     }

@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import DefaultsSyncClient
+@_spi(Testing) @testable import DefaultsSyncClient
 
 /// The connection to the sync service reads calls' answers and other devices' changes from one
 /// WebSocket: while the library is behind, it stops reading, except while one of its calls awaits
@@ -24,7 +24,8 @@ struct ServiceConnectionTests {
         options.responseTimeout = .seconds(20)
         options.pingInterval = .seconds(600)
         let connection = ServiceConnection(
-            endpoint: try #require(ServiceEndpoint(url: server.url)), user: "u", namespace: "com.example.app", tokenProvider: { unsignedToken },
+            endpoint: try #require(ServiceEndpoint(url: server.url)), user: "u", namespace: "com.example.app",
+            tokenProvider: { unsignedToken },
             description: "scripted server", options: options)
         let library = HeldLibrary()
         let running = Task { await connection.run { await library.report($0) } }
@@ -62,7 +63,8 @@ struct ServiceConnectionTests {
         var options = SyncServiceStore.Options()
         options.responseTimeout = .seconds(20)
         let connection = ServiceConnection(
-            endpoint: try #require(ServiceEndpoint(url: server.url)), user: "u", namespace: "com.example.app", tokenProvider: { unsignedToken },
+            endpoint: try #require(ServiceEndpoint(url: server.url)), user: "u", namespace: "com.example.app",
+            tokenProvider: { unsignedToken },
             description: "scripted server", options: options)
         let connected = Atomic<Bool>(false)
         let running = Task {

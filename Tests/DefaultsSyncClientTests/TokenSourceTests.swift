@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import DefaultsSyncClient
+@_spi(Testing) @testable import DefaultsSyncClient
 
 /// A token provider that never returns holds up neither a connection attempt nor the reconnection
 /// loop: it is left behind at its deadline, reported, and not called again while it still runs.

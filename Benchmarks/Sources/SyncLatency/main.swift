@@ -8,7 +8,7 @@
 //   all 4,000 values, and how many were lost (none expected).
 // - P10: the same, with every key declared after connecting, one at a time (as lazily
 //   initialized `static let` keys are), against the floor: the same 4,000 upserts sent by one
-//   connection in batches of 500. Target: <= 5x the floor.
+//   connection in batches of 500. Target: <= 5x the floor (<= 3x through the service, issue 43).
 //
 // Then the same through the sync service (two `defaults-sync-server` instances from
 // ../SyncService, built in release mode first when missing, or $DEFAULTS_SYNC_SERVER; machines
@@ -182,14 +182,15 @@ if wanted("P10") {
     reportP10("through PostgreSQL", lazy)
 }
 /// The P10 line of a convergence against the floor.
-@MainActor func reportP10(_ label: String, _ result: (seconds: Double, lost: Int)) {
+@MainActor func reportP10(_ label: String, _ result: (seconds: Double, lost: Int), target: Double = 5) {
     let ratio = result.seconds / floorSeconds
     print(
         "P10 \(label): \(writers) machines x \(writesEach) writes, keys declared after connecting: all values everywhere after "
             + String(
                 format: "%.2f s vs the floor's %.2f s (one connection, batches of 500): %.1fx", result.seconds,
                 floorSeconds, ratio)
-            + "; lost: \(result.lost) (target <= 5x: \(result.lost == 0 && ratio <= 5 ? "met" : "NOT met"))")
+            + "; lost: \(result.lost) (target <= \(Int(target))x: \(result.lost == 0 && ratio <= target ? "met" : "NOT met"))"
+    )
     fflush(nil)
 }
 
@@ -209,7 +210,7 @@ if wanted("P10") {
         "through the service (two instances)",
         try convergence(
             role: "lazy-bulk", namespace: namespace, writers: writers, writesEach: writesEach, urls: service.urls,
-            token: serviceTokens[1]))
+            token: serviceTokens[1]), target: 3)
 }
 
 // P11: all users' devices but the last as bare stores, 4 processes of (users - 1) connections,

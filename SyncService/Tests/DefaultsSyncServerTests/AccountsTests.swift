@@ -1,9 +1,9 @@
 import DefaultsSyncProtocol
 import DefaultsSyncServer
 import Foundation
+import NIOWebSocket
 import TestSupport
 import Testing
-import WSClient
 
 /// Each user's settings follow them across their own machines and reach no one else, whichever
 /// instance each machine connects to.
@@ -85,27 +85,13 @@ struct AccountsTests {
     }
 
     /// How `server` closes a connection with `token` that pushes a record anyway.
-    ///
-    /// WSClient (swift-websocket 1.6) can miss a close frame that arrives together with the
-    /// upgrade's response, and then waits forever: on a busy machine, about one refused connection
-    /// in four while the server closed at once (it now waits 100 ms first; none missed in 40
-    /// since). Should it happen, the attempt ends at its deadline and is made again, at most three
-    /// times: the server did refuse (it closed its end).
     private func refusal(by server: SyncServerProcess, of token: String?) async throws -> RawDevice.Closed {
-        var attempt = 1
-        while true {
-            do {
-                return try await RawDevice.connect(server.url, token: token, deadline: .seconds(10)) {
-                    inbound, outbound in
-                    let push = DeviceMessage(
-                        id: 1, kind: .push,
-                        records: [WireRecord(key: "owned", value: Data("x".utf8), wall: 1, counter: 0, origin: "evil")])
-                    try? await outbound.write(.text(try SyncProtocol.encode(push)))
-                    return try await RawDevice.messages(inbound)
-                }
-            } catch is WaitTimeout where attempt < 3 {
-                attempt += 1
-            }
+        try await RawDevice.connect(server.url, token: token, deadline: .seconds(30)) { inbound, outbound in
+            let push = DeviceMessage(
+                id: 1, kind: .push,
+                records: [WireRecord(key: "owned", value: Data("x".utf8), wall: 1, counter: 0, origin: "evil")])
+            try? await outbound.write(.text(try SyncProtocol.encode(push)))
+            return try await RawDevice.messages(inbound)
         }
     }
 

@@ -1,8 +1,8 @@
 import DefaultsSyncProtocol
 import Foundation
+import NIOWebSocket
 import TestSupport
 import Testing
-import WSClient
 
 @testable import DefaultsSyncServer
 

@@ -1,8 +1,8 @@
 import DefaultsSyncProtocol
 import Foundation
+import NIOWebSocket
 import TestSupport
 import Testing
-import WSClient
 
 /// A connection that has not completed its request within `--idle-timeout` is closed, whatever it
 /// sends; one that became a WebSocket is not.

@@ -4,7 +4,6 @@ import NIOWebSocket
 import Synchronization
 import TestSupport
 import Testing
-import WSClient
 
 @testable import DefaultsSyncServer
 

@@ -1,9 +1,9 @@
 import DefaultsSyncProtocol
 import Foundation
+import NIOWebSocket
 import Synchronization
 import TestSupport
 import Testing
-import WSClient
 
 @testable import DefaultsSyncServer
 

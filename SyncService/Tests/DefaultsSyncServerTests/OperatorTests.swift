@@ -1,9 +1,9 @@
 import DefaultsSyncProtocol
 import DefaultsSyncServer
 import Foundation
+import NIOWebSocket
 import TestSupport
 import Testing
-import WSClient
 
 /// What an operator sees and sets: metrics on their own listener, the database's password kept
 /// off the command line, refusals, start, drain and stop in the log.

@@ -1,9 +1,9 @@
 import DefaultsSyncProtocol
 import Foundation
+import NIOWebSocket
 import Synchronization
 import TestSupport
 import Testing
-import WSClient
 
 /// Quotas count everything stored (names, removals, origins, values), removals expire, a user's
 /// namespaces, connections and rate are capped across their connections, a namespace's stamps
@@ -283,18 +283,10 @@ struct QuotaTests {
 }
 
 extension RawDevice {
-    /// How the server closes a connection it refuses, with the messages before: tried again when
-    /// the client missed the close frame (WSClient can, on a busy machine, while setting up).
+    /// How the server closes a connection it refuses, with the messages before.
     static func refusal(_ url: String, token: String) async throws -> Closed {
-        var attempt = 1
-        while true {
-            do {
-                return try await connect(url, token: token, deadline: .seconds(10)) { inbound, _ in
-                    try await messages(inbound)
-                }
-            } catch is WaitTimeout where attempt < 3 {
-                attempt += 1
-            }
+        try await connect(url, token: token, deadline: .seconds(30)) { inbound, _ in
+            try await messages(inbound)
         }
     }
 

@@ -1,8 +1,8 @@
 import DefaultsSyncProtocol
 import Foundation
+import NIOWebSocket
 import TestSupport
 import Testing
-import WSClient
 
 /// `defaults-sync-server revoke --user U` closes the user's live connections on every instance
 /// and refuses their older tokens from then on, while a token issued after it is accepted.

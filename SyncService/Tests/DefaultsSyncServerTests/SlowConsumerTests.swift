@@ -1,8 +1,8 @@
 import DefaultsSyncProtocol
 import Foundation
+import NIOWebSocket
 import TestSupport
 import Testing
-import WSClient
 
 /// A device that asks and never reads costs the server a bounded amount of memory and is closed
 /// as a slow consumer, while the other devices on the instance go on being answered.

@@ -1,9 +1,9 @@
 import DefaultsSyncClient
 import DefaultsSyncProtocol
 import Foundation
+import NIOWebSocket
 import TestSupport
 import Testing
-import WSClient
 
 @testable import DefaultsSyncServer
 
@@ -313,24 +313,12 @@ struct TokenTests {
 
     /// Connects with `token`: the welcome, when the server accepts it (the device then closes), or
     /// nothing and how the server closed the connection.
-    ///
-    /// WSClient can miss a close frame that arrives with the upgrade's response (see
-    /// `AccountsTests.refusal`): an attempt that reaches its deadline is made again, at most three
-    /// times.
     private func attempt(_ server: SyncServerProcess, _ token: String) async throws -> RawDevice.Closed {
-        var attempt = 1
-        while true {
-            do {
-                return try await RawDevice.connect(server.url, token: token, deadline: .seconds(10)) {
-                    inbound, outbound in
-                    var iterator = inbound.messages(maxSize: 1 << 24).makeAsyncIterator()
-                    guard let first = try await RawDevice.next(&iterator) else { return [] }
-                    try await outbound.close(.normalClosure, reason: nil)
-                    return [first]
-                }
-            } catch is WaitTimeout where attempt < 3 {
-                attempt += 1
-            }
+        try await RawDevice.connect(server.url, token: token, deadline: .seconds(30)) { inbound, outbound in
+            var iterator = inbound.messages(maxSize: 1 << 24).makeAsyncIterator()
+            guard let first = try await RawDevice.next(&iterator) else { return [] }
+            try await outbound.close(.normalClosure, reason: nil)
+            return [first]
         }
     }
 }

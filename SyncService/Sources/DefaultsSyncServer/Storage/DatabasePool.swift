@@ -121,12 +121,13 @@ final class DatabasePool: Service, Sendable {
 
     /// Lets the requests waiting for the first pool's run go on.
     private func startedRunning() {
-        state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.isRunning else { return [] }
             state.isRunning = true
             defer { state.waitingForRun = [] }
             return state.waitingForRun
-        }.forEach { $0.resume() }
+        }
+        for request in waiting { request.resume() }
     }
 
     /// Returns when no request is under way; called once the pool is stopped.

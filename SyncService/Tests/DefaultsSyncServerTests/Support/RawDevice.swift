@@ -1,12 +1,13 @@
+@_spi(Testing) import DefaultsSyncClient
 import DefaultsSyncProtocol
 import Foundation
-import HTTPTypes
 import Logging
+import NIOHTTP1
 import NIOWebSocket
 import TestSupport
-import WSClient
 
-/// A WebSocket client speaking the protocol by hand, for what `SyncServiceStore` never sends.
+/// A WebSocket client speaking the protocol by hand, for what `SyncServiceStore` never sends: the
+/// store's own connection (`ServiceSocket`), driven by the test.
 enum RawDevice {
     struct Closed: Sendable {
         var code: WebSocketErrorCode?
@@ -14,34 +15,94 @@ enum RawDevice {
         var messages: [ServerMessage]
     }
 
-    /// Connects with `token` (no header when `nil`), runs `body`, and returns how the server closed
-    /// the connection with the messages `body` returned; throws `WaitTimeout` when that has not
-    /// happened by `deadline`.
-    static func connect(
-        _ url: String, token: String?, maxFrameSize: Int = 1 << 24, deadline: Duration = .seconds(60),
-        _ body: @escaping @Sendable (WebSocketInboundStream, WebSocketOutboundWriter) async throws -> [ServerMessage]
-    ) async throws -> Closed {
-        var headers = HTTPFields()
-        if let token { headers[.authorization] = "Bearer \(token)" }
-        let messages = MessagesBox()
-        let configuration = WebSocketClientConfiguration(maxFrameSize: maxFrameSize, additionalHeaders: headers)
-        let close = try await withTimeout("the connection to end", timeout: deadline) {
-            try await WebSocketClient.connect(
-                url: url + SyncProtocol.path, configuration: configuration, logger: Logger(label: "raw-device")
-            ) { inbound, outbound, _ in
-                messages.set(try await body(inbound, outbound))
-            }.map { Close(code: $0.closeCode, reason: $0.reason) } ?? Close(code: nil, reason: nil)
-        }
-        return Closed(code: close.code, reason: close.reason, messages: messages.get())
+    /// A message of the server's, as the test reads it.
+    enum Message: Sendable {
+        case text(String)
     }
 
-    private struct Close: Sendable {
-        var code: WebSocketErrorCode?
-        var reason: String?
+    /// The server's messages; the connection reads the next from its socket only once the test
+    /// took the one before, so a test that stops reading is a device that stops reading.
+    struct Inbound: Sendable {
+        fileprivate let buffer: BoundedBuffer<String>
+
+        /// The messages until the server closes the connection (`maxSize` is the connection's).
+        func messages(maxSize: Int) -> Messages { Messages(buffer: buffer) }
+    }
+
+    struct Messages: AsyncSequence, Sendable {
+        fileprivate let buffer: BoundedBuffer<String>
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            fileprivate let buffer: BoundedBuffer<String>
+
+            mutating func next() async throws -> Message? {
+                await buffer.next().map(Message.text)
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(buffer: buffer) }
+    }
+
+    struct Outbound: Sendable {
+        fileprivate let writer: ServiceSocket.Writer
+
+        func write(_ message: Message) async throws {
+            guard case .text(let text) = message else { return }
+            try await writer.send(text)
+        }
+
+        func close(_ code: WebSocketErrorCode, reason: String?) async throws {
+            try await writer.close(code, reason: reason ?? "")
+        }
+    }
+
+    /// Connects with `token` (no header when `nil`), runs `body`, closes the connection normally
+    /// if the server has not, and returns how the server closed it with the messages `body`
+    /// returned; throws what `body` threw, or `WaitTimeout` when the connection has not ended by
+    /// `deadline`.
+    static func connect(
+        _ url: String, token: String?, maxFrameSize: Int = 1 << 24, deadline: Duration = .seconds(60),
+        _ body: @escaping @Sendable (Inbound, Outbound) async throws -> [ServerMessage]
+    ) async throws -> Closed {
+        guard let endpoint = ServiceEndpoint(url: url) else { throw SyncServiceError.invalidURL(url) }
+        let headers = HTTPHeaders(token.map { [("Authorization", "Bearer \($0)")] } ?? [])
+        return try await withTimeout("the connection to end", timeout: deadline) {
+            try await withThrowingTaskGroup(of: ServiceSocket.CloseFrame?.self) { group in
+                let buffer = BoundedBuffer<String>(capacity: 1)
+                let (opened, open) = AsyncStream<ServiceSocket.Writer>.makeStream()
+                group.addTask {
+                    defer {
+                        buffer.finish()
+                        open.finish()
+                    }
+                    return try await ServiceSocket.connect(
+                        to: endpoint, headers: headers, tls: nil, maxMessageBytes: maxFrameSize,
+                        upgradeTimeout: deadline, pingInterval: .seconds(3600), logger: Logger(label: "raw-device"),
+                        opened: { open.yield($0) }
+                    ) { text, _ in _ = await buffer.send(text) }
+                }
+                var messages: [ServerMessage] = []
+                var thrown: (any Error)?
+                var writers = opened.makeAsyncIterator()
+                if let writer = await writers.next() {
+                    do {
+                        messages = try await body(Inbound(buffer: buffer), Outbound(writer: writer))
+                    } catch {
+                        thrown = error
+                    }
+                    // What the test did not read is read and dropped until the server closes.
+                    buffer.finish()
+                    try? await writer.close(thrown == nil ? .normalClosure : .unexpectedServerError, reason: "")
+                }
+                let close = try await group.next() ?? nil
+                if let thrown { throw thrown }
+                return Closed(code: close?.code, reason: close?.reason, messages: messages)
+            }
+        }
     }
 
     /// Every message until the server closes the connection.
-    static func messages(_ inbound: WebSocketInboundStream) async throws -> [ServerMessage] {
+    static func messages(_ inbound: Inbound) async throws -> [ServerMessage] {
         var messages: [ServerMessage] = []
         for try await message in inbound.messages(maxSize: 1 << 24) {
             if case .text(let text) = message {
@@ -52,15 +113,8 @@ enum RawDevice {
     }
 
     /// The next message.
-    static func next(_ iterator: inout WebSocketInboundMessageStream.AsyncIterator) async throws -> ServerMessage? {
+    static func next(_ iterator: inout Messages.AsyncIterator) async throws -> ServerMessage? {
         guard case .text(let text) = try await iterator.next() else { return nil }
         return try SyncProtocol.decode(ServerMessage.self, from: text)
     }
-}
-
-final class MessagesBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [ServerMessage] = []
-    func set(_ messages: [ServerMessage]) { lock.withLock { self.messages = messages } }
-    func get() -> [ServerMessage] { lock.withLock { messages } }
 }
