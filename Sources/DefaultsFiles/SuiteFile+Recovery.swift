@@ -63,6 +63,8 @@ extension SuiteFile {
         /// The version of the file the edit left: the one written, or the one read when the values
         /// were unchanged (`nil` for a file still absent).
         package var identity: FileIdentity?
+        /// That version, held open for the next edit's `known`, when asked for.
+        package var held: HeldFileVersion?
     }
 
     /// The one locked edit of a whole file: holding its lock, reads its values as other writers
@@ -73,21 +75,24 @@ extension SuiteFile {
     ///   - replacingDamaged: Whether a file that is not a property list is moved aside (to a
     ///     backup, named in the result) so that the edit replaces it; otherwise it fails the edit
     ///     and is left where it is.
-    ///   - known: A version of the file the caller read or wrote, and its values: while the file is
-    ///     still that version (checked under the lock), they are taken instead of reading and
-    ///     parsing it again.
+    ///   - known: A version of the file an edit left (``Edit/held``), and its values: while the
+    ///     file is still that version (checked under the lock), they are taken instead of reading
+    ///     and parsing it again.
+    ///   - holdingVersion: Whether the edit holds the version it leaves open (``Edit/held``), for
+    ///     the next edit's `known`.
     /// - Throws: ``FileRefusal`` for a file left in place, what the lock or the write throws
     ///   (``TooLargeToReadBack`` for values no reader would take), or what `body` throws.
     package func edit(
-        replacingDamaged: Bool, known: (version: FileIdentity, values: [String: PropertyListValue])? = nil,
+        replacingDamaged: Bool, known: (version: HeldFileVersion, values: [String: PropertyListValue])? = nil,
+        holdingVersion: Bool = false,
         _ body: (inout [String: PropertyListValue]) throws -> Void
     ) throws -> Edit {
         try withLock {
             var edit = Edit()
             var values: [String: PropertyListValue] = [:]
             let found: Recovered
-            if let known, let current = try? PosixFile.identity(at: path), current.isSameVersion(as: known.version) {
-                found = .values(known.values, current)
+            if let known, known.version.isCurrent(at: path) {
+                found = .values(known.values, known.version.identity)
             } else if replacingDamaged {
                 found = readMovingDamagedAside(holdingLock: true)
             } else {
@@ -112,9 +117,13 @@ extension SuiteFile {
             }
             let old = values
             try body(&values)
-            guard values != old else { return edit }
-            edit.identity = try write(values, removingStaleTemporaryFiles: true)
-            edit.isWritten = true
+            if values != old {
+                edit.identity = try write(values, removingStaleTemporaryFiles: true)
+                edit.isWritten = true
+            }
+            if holdingVersion {
+                edit.held = edit.identity.flatMap { HeldFileVersion(path: path, matching: $0) }
+            }
             return edit
         }
     }

@@ -49,7 +49,7 @@ import Synchronization
                             try? await channel.channel.close()
                             return
                         }
-                        try? await writer.ping()
+                        writer.ping()
                     }
                 }
                 defer { group.cancelAll() }
@@ -127,7 +127,8 @@ import Synchronization
         }
 
         /// Starts the close handshake (once; later calls do nothing): the server's answer, or
-        /// ``closeTimeout``, ends the connection.
+        /// ``closeTimeout``, ends the connection. Never waits for the socket to take the frame
+        /// (a server that reads nothing is the reason to close).
         public func close(_ code: WebSocketErrorCode, reason: String) async throws {
             guard !closeSent.exchange(true, ordering: .relaxed) else { return }
             var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
@@ -135,14 +136,20 @@ import Synchronization
             data.writeString(reason)
             let channel = channel
             channel.eventLoop.scheduleTask(in: Self.closeTimeout) { channel.close(promise: nil) }
-            try await write(.connectionClose, data)
+            writeNow(.connectionClose, data)
         }
 
-        fileprivate func ping() async throws {
+        /// A ping, past what waits to be sent: the pong's timeout holds however full the socket.
+        fileprivate func ping() {
             pingUnanswered.store(true, ordering: .relaxed)
             var data = channel.allocator.buffer(capacity: 8)
             data.writeInteger(UInt64.random(in: .min ... .max))
-            try await write(.ping, data)
+            writeNow(.ping, data)
+        }
+
+        private func writeNow(_ opcode: WebSocketOpcode, _ data: ByteBuffer) {
+            let frame = WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: data)
+            channel.writeAndFlush(frame, promise: nil)
         }
 
         fileprivate func pong(_ data: ByteBuffer) async throws {
@@ -176,41 +183,46 @@ import Synchronization
         requestHeaders.replaceOrAdd(name: "Host", value: endpoint.hostHeader)
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: SyncProtocol.path, headers: requestHeaders)
         let timedOut = TimedOut()
-        let upgrade = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(timeout)
-            .connect(host: endpoint.host, port: endpoint.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let expiry = channel.eventLoop.scheduleTask(in: timeout) {
-                        timedOut.value.store(true, ordering: .relaxed)
-                        channel.close(promise: nil)
+        let upgrade: EventLoopFuture<Upgrade>
+        do {
+            upgrade = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(timeout)
+                .connect(host: endpoint.host, port: endpoint.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let expiry = channel.eventLoop.scheduleTask(in: timeout) {
+                            timedOut.value.store(true, ordering: .relaxed)
+                            channel.close(promise: nil)
+                        }
+                        if let sslContext {
+                            try channel.pipeline.syncOperations.addHandler(
+                                NIOSSLClientHandler(context: sslContext, serverHostname: endpoint.serverName))
+                        }
+                        let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
+                            maxFrameSize: maxMessageBytes,
+                            upgradePipelineHandler: { channel, _ in
+                                channel.eventLoop.makeCompletedFuture {
+                                    try channel.pipeline.syncOperations.addHandler(
+                                        NIOWebSocketFrameAggregator(
+                                            minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 4096,
+                                            maxAccumulatedFrameSize: maxMessageBytes))
+                                    return .upgraded(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                                }
+                            })
+                        var configuration = NIOUpgradableHTTPClientPipelineConfiguration(
+                            upgradeConfiguration: NIOTypedHTTPClientUpgradeConfiguration(
+                                upgradeRequestHead: head, upgraders: [upgrader],
+                                notUpgradingCompletionHandler: { channel in channel.close().map { .declined } }))
+                        // A close frame read with the upgrade's answer is the WebSocket's.
+                        configuration.leftOverBytesStrategy = .forwardBytes
+                        let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+                            configuration: configuration)
+                        upgraded.whenComplete { _ in expiry.cancel() }
+                        return upgraded
                     }
-                    if let sslContext {
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: sslContext, serverHostname: endpoint.serverName))
-                    }
-                    let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
-                        maxFrameSize: maxMessageBytes,
-                        upgradePipelineHandler: { channel, _ in
-                            channel.eventLoop.makeCompletedFuture {
-                                try channel.pipeline.syncOperations.addHandler(
-                                    NIOWebSocketFrameAggregator(
-                                        minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 4096,
-                                        maxAccumulatedFrameSize: maxMessageBytes))
-                                return .upgraded(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
-                            }
-                        })
-                    var configuration = NIOUpgradableHTTPClientPipelineConfiguration(
-                        upgradeConfiguration: NIOTypedHTTPClientUpgradeConfiguration(
-                            upgradeRequestHead: head, upgraders: [upgrader],
-                            notUpgradingCompletionHandler: { channel in channel.close().map { .declined } }))
-                    // A close frame read with the upgrade's answer is the WebSocket's.
-                    configuration.leftOverBytesStrategy = .forwardBytes
-                    let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: configuration)
-                    upgraded.whenComplete { _ in expiry.cancel() }
-                    return upgraded
                 }
-            }
+        } catch {
+            throw connectionTimedOut(error, deadline: deadline)
+        }
         do {
             switch try await upgrade.get() {
             case .upgraded(let channel): return channel
@@ -223,6 +235,12 @@ import Synchronization
             }
             throw error
         }
+    }
+
+    /// A connection that took longer than `deadline`, as the upgrade that did.
+    private static func connectionTimedOut(_ error: any Error, deadline: Duration) -> any Error {
+        guard case ChannelError.connectTimeout = error else { return error }
+        return SyncServiceError.timedOut(seconds: deadline.components.seconds)
     }
 }
 

@@ -48,9 +48,9 @@ package final class SyncJournal: Sendable {
         var unwritten: [String: PropertyListValue] = [:]
         /// The version of the file last read or written (a damaged one included).
         var identity: FileIdentity?
-        /// A version of the file this process read or wrote, and its values: a flush while the
-        /// file is still that version need not read it again.
-        var known: (version: FileIdentity, values: [String: PropertyListValue])?
+        /// A version of the file this process read or wrote, held open, and its values: a flush
+        /// while the file is still that version need not read it again.
+        var known: (version: HeldFileVersion, values: [String: PropertyListValue])?
         /// The last flush's failure, logged once.
         var lastFailure: String?
     }
@@ -78,7 +78,8 @@ package final class SyncJournal: Sendable {
             var state = State()
             // A damaged journal is read as empty (values are then found by their digests) and moved
             // aside by the first flush.
-            Self.take(file.read(), into: &state)
+            let read = file.read()
+            Self.take(read, held: Self.heldVersion(read, of: file), into: &state)
             self.state = Mutex(state)
         }
     }
@@ -175,7 +176,7 @@ package final class SyncJournal: Sendable {
             let (unwritten, held, known) = state.withLock { ($0.unwritten, $0.values, $0.known) }
             guard !unwritten.isEmpty else { return nil }
             var merged: [String: PropertyListValue] = [:]
-            let edit = try file.edit(replacingDamaged: true, known: known) { values in
+            let edit = try file.edit(replacingDamaged: true, known: known, holdingVersion: true) { values in
                 // Entries are never removed: one the file lacks was lost with it (damaged, removed).
                 values.merge(held) { inFile, _ in inFile }
                 values.merge(unwritten) { _, new in new }
@@ -186,7 +187,7 @@ package final class SyncJournal: Sendable {
                 state.unwritten = state.unwritten.filter { unwritten[$0.key] != $0.value }
                 state.values = merged.merging(state.unwritten) { _, new in new }
                 state.identity = edit.identity
-                state.known = edit.identity.map { ($0, merged) }
+                state.known = edit.held.map { ($0, merged) }
                 state.lastFailure = nil
             }
             return edit.backupPath
@@ -237,20 +238,27 @@ package final class SyncJournal: Sendable {
             guard let current = try? PosixFile.identity(at: file.path) else { return false }
             if let known = state.withLock({ $0.identity }), known.isSameVersion(as: current) { return false }
             let read = file.read()
-            return state.withLock { Self.take(read, into: &$0) }
+            let held = Self.heldVersion(read, of: file)
+            return state.withLock { Self.take(read, held: held, into: &$0) }
         }
+    }
+
+    /// The version a read found, held open (never under `state`'s lock: it opens the file).
+    private static func heldVersion(_ read: SuiteFile.Contents, of file: SuiteFile) -> HeldFileVersion? {
+        guard case .values(_, let identity) = read else { return nil }
+        return HeldFileVersion(path: file.path, matching: identity)
     }
 
     /// Takes what a read of the file found: its values, with the entries not written yet on top.
     /// A damaged file or one that is no file keeps the values held, and its version is noted so
     /// that it is not read again until it changes. Returns whether values were read.
     @discardableResult
-    private static func take(_ read: SuiteFile.Contents, into state: inout State) -> Bool {
+    private static func take(_ read: SuiteFile.Contents, held: HeldFileVersion?, into state: inout State) -> Bool {
         switch read {
         case .values(let values, let identity):
             state.values = values.merging(state.unwritten) { _, new in new }
             state.identity = identity
-            state.known = (identity, values)
+            state.known = held.map { ($0, values) }
             return true
         case .damaged(let identity, _), .notRegularFile(let identity, _):
             state.identity = identity

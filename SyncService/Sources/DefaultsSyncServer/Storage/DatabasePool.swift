@@ -94,8 +94,10 @@ final class DatabasePool: Service, Sendable {
                 }
                 for (pooled, retired) in toRun {
                     group.addTask {
-                        let running = Task.detached { await pooled.client.run() }
-                        self.startedRunning()
+                        let running = Task.detached {
+                            self.startedRunning()
+                            await pooled.client.run()
+                        }
                         // Until retired or cancelled; apart from the instance's graceful stop,
                         // which PostgresNIO would answer by closing its connections at once.
                         for await _ in retired {}

@@ -94,8 +94,15 @@ enum RawDevice {
                     buffer.finish()
                     try? await writer.close(thrown == nil ? .normalClosure : .unexpectedServerError, reason: "")
                 }
-                let close = try await group.next() ?? nil
+                // The test's own failure first: the connection's may follow from it.
+                let ended: Result<ServiceSocket.CloseFrame?, any Error>
+                do {
+                    ended = .success(try await group.next() ?? nil)
+                } catch {
+                    ended = .failure(error)
+                }
                 if let thrown { throw thrown }
+                let close = try ended.get()
                 return Closed(code: close?.code, reason: close?.reason, messages: messages)
             }
         }
