@@ -261,7 +261,7 @@ final class ServiceConnection: DefaultsSyncStore {
             } catch let error as SyncServiceError {
                 if case .timedOut = error {
                     // A server that stops answering: reconnect rather than wait on it.
-                    try? await call.session.outbound.close(.goingAway, reason: "no answer")
+                    call.session.outbound.close(.goingAway, reason: "no answer")
                 }
                 throw error
             }

@@ -98,7 +98,7 @@ import Synchronization
                 close = CloseFrame(code: code, reason: data.readString(length: data.readableBytes))
                 // Answered, then read on until the server closes the socket (it closes first,
                 // so that the wait for late packets is its, not this device's).
-                try? await writer.close(code, reason: "")
+                writer.close(code, reason: "")
             default:
                 continue
             }
@@ -129,7 +129,7 @@ import Synchronization
         /// Starts the close handshake (once; later calls do nothing): the server's answer, or
         /// ``closeTimeout``, ends the connection. Never waits for the socket to take the frame
         /// (a server that reads nothing is the reason to close).
-        public func close(_ code: WebSocketErrorCode, reason: String) async throws {
+        public func close(_ code: WebSocketErrorCode, reason: String) {
             guard !closeSent.exchange(true, ordering: .relaxed) else { return }
             var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
             data.write(webSocketErrorCode: code)

@@ -52,7 +52,7 @@ enum RawDevice {
         }
 
         func close(_ code: WebSocketErrorCode, reason: String?) async throws {
-            try await writer.close(code, reason: reason ?? "")
+            writer.close(code, reason: reason ?? "")
         }
     }
 
@@ -92,7 +92,7 @@ enum RawDevice {
                     }
                     // What the test did not read is read and dropped until the server closes.
                     buffer.finish()
-                    try? await writer.close(thrown == nil ? .normalClosure : .unexpectedServerError, reason: "")
+                    writer.close(thrown == nil ? .normalClosure : .unexpectedServerError, reason: "")
                 }
                 // The test's own failure first: the connection's may follow from it.
                 let ended: Result<ServiceSocket.CloseFrame?, any Error>
