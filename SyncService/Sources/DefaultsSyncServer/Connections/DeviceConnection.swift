@@ -39,6 +39,10 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         var fragmentBytes = 64 * 1024
         /// How long a close frame may take to be written before the connection is reset.
         var closeFrameTimeout = TimeAmount.seconds(1)
+        /// The same for a refused connection: one closed before it finished setting up loses the
+        /// close frame that says why (NIO's client upgrade lets the close through before the
+        /// WebSocket is in place), and a refused device costs nothing meanwhile.
+        var refusalCloseTimeout = TimeAmount.seconds(5)
         /// How long a refused connection waits before its close frame: one that arrives with the
         /// upgrade's response can be missed by a client still setting up (seen with WSClient on a
         /// busy machine).
@@ -418,9 +422,11 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     }
 
     /// Sends the close frame (`text` cut to fit), then waits for the peer's for at most
-    /// ``Settings/closeFrameTimeout``; or, `isAnswer`, echoes the peer's and closes once it is
-    /// written.
-    private func sendClose(_ code: WebSocketErrorCode, text: String, isAnswer: Bool = false) {
+    /// `answerWithin` (``Settings/closeFrameTimeout`` unless given); or, `isAnswer`, echoes the
+    /// peer's and closes once it is written.
+    private func sendClose(
+        _ code: WebSocketErrorCode, text: String, isAnswer: Bool = false, answerWithin: TimeAmount? = nil
+    ) {
         guard let context else { return }
         switch phase {
         case .closing, .closed: return
@@ -428,7 +434,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         }
         outbox?.finish()
         writing = nil
-        phase = .closing(until: context.eventLoop.now + settings.closeFrameTimeout, written: false)
+        phase = .closing(until: context.eventLoop.now + (answerWithin ?? settings.closeFrameTimeout), written: false)
         var data = context.channel.allocator.buffer(capacity: 2 + 123)
         data.write(webSocketErrorCode: code)
         data.writeString(Self.closeFrameReason(text))
@@ -507,7 +513,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
                 text: SyncCloseReason.tryAgainLater.text(retryAfter: .seconds(1), "not admitted in time"))
         case .refusing(let until, let code, let text, _):
             guard now >= until else { break }
-            return sendClose(code, text: text)
+            return sendClose(code, text: text, answerWithin: settings.refusalCloseTimeout)
         case .closing(let until, let written):
             guard now >= until else { break }
             if !written, let socket = context.channel as? any SocketOptionProvider {
