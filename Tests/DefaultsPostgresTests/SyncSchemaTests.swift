@@ -127,6 +127,41 @@ struct SyncSchemaTests {
         }
     }
 
+    /// The batch upsert (the sync service's push) is prepared once on a connection and gives the
+    /// same answers on every run after: past PostgreSQL's fifth, where it may plan it once for
+    /// every value (a generic plan), the later version still wins and the rows are numbered in
+    /// the records' order.
+    @Test func theBatchUpsertIsPreparedOnceAndKeepsItsRulesOnEveryRun() async throws {
+        try await PostgresCluster.with { cluster in
+            let connection = try await connection(to: "batch_upsert", on: cluster)
+            defer { Task { try? await connection.close() } }
+            try await SyncSchema.store.migrate(connection, logger: logger)
+            let rows = SyncTable.store(namespace: "ns")
+            let runs = 9
+            for run in 1...runs {
+                // A new key each run, and "k" at a version that alternates older and later.
+                let wall: Int64 = run.isMultiple(of: 2) ? 0 : Int64(run)
+                let batch = [record("k", wall: wall, value: "\(run)"), record("new\(run)", wall: 1)]
+                let stored = try await connection.withTransaction(logger: logger) { connection in
+                    try await rows.store(batch, on: connection, logger: self.logger)
+                }
+                #expect(stored.map(\.key) == (wall == 0 ? ["new\(run)"] : ["k", "new\(run)"]), "run \(run)")
+                #expect(stored.map(\.seq) == stored.map(\.seq).sorted(), "run \(run): numbered in order")
+                let kept = try await rows.records(forKeys: ["k"], on: connection, logger: logger).first
+                #expect(kept?.value == Data("\(run - (wall == 0 ? 1 : 0))".utf8), "run \(run)")
+            }
+            var prepared: [(Int64, Int64)] = []
+            let statements = try await connection.query(
+                """
+                SELECT generic_plans, custom_plans FROM pg_prepared_statements
+                WHERE statement LIKE 'INSERT INTO defaults_sync_values%'
+                """, logger: logger)
+            for try await plans in statements.decode((Int64, Int64).self) { prepared.append(plans) }
+            #expect(prepared.count == 1, "one prepared statement on the connection")
+            #expect(prepared.first.map { $0.0 + $0.1 } == Int64(runs), "run \(runs) times as prepared")
+        }
+    }
+
     /// The upsert's rule in SQL (`RecordVersion.replacesSQL`) and the one in Swift (`WireVersion`)
     /// keep the same version of every pair of the version-order table, pushed in both orders.
     @Test func theUpsertKeepsTheLaterVersionAsSwiftOrdersThem() async throws {

@@ -37,14 +37,14 @@ public struct SyncRows: Sendable {
     // MARK: Writing
 
     /// `INSERT INTO <table> AS stored (<columns>) `: the head of both upserts.
-    private var insertHead: String {
+    private static func insertHead(_ table: SyncTable) -> String {
         "INSERT INTO \(table.name) AS stored (\(table.ownerColumns.joined(separator: ", ")), key, value, "
             + "clock_wall, clock_counter, clock_origin, seq) "
     }
 
     /// The tail of both upserts: a stored row is replaced only by a later version
     /// (``RecordVersion``), and the row's number is returned.
-    private var upsertTail: String {
+    private static func upsertTail(_ table: SyncTable) -> String {
         let conflict = (table.ownerColumns + ["key"]).joined(separator: ", ")
         return """
              ON CONFLICT (\(conflict)) DO UPDATE SET
@@ -67,7 +67,7 @@ public struct SyncRows: Sendable {
     ) async throws -> Int64? {
         var sql = SQLBuilder()
         // `seq` is the numbering trigger's to give (``SyncSchema``); 0 until it does.
-        sql.append(insertHead + "VALUES (")
+        sql.append(Self.insertHead(table) + "VALUES (")
         for value in owner {
             sql.bind(value)
             sql.append(", ")
@@ -81,10 +81,10 @@ public struct SyncRows: Sendable {
         sql.bind(record.counter)
         sql.append(", ")
         sql.bind(record.origin)
-        sql.append(", 0)" + upsertTail)
+        sql.append(", 0)" + Self.upsertTail(table))
         if savepoint { try await connection.query("SAVEPOINT record", logger: logger) }
         do {
-            let seq = try await numbers(sql, on: connection, logger: logger).first?.seq
+            let seq = try await numbers { try await connection.query(sql.query, logger: logger) }.first?.seq
             if savepoint { try await connection.query("RELEASE SAVEPOINT record", logger: logger) }
             return seq
         } catch let refusal as RefusedByDatabase {
@@ -94,51 +94,56 @@ public struct SyncRows: Sendable {
     }
 
     /// Stores each of `records` as ``store(_:savepoint:on:logger:)`` does, in one statement (one
-    /// round trip however many they are), in their order; returns the keys of the stored rows with
-    /// the numbers they took. Their keys must be distinct byte for byte: PostgreSQL refuses a
-    /// statement that meets one row twice. A refusal of PostgreSQL's (``RefusedByDatabase``) loses
-    /// the transaction.
+    /// round trip however many they are, prepared once on each connection), in their order;
+    /// returns the keys of the stored rows with the numbers they took. Their keys must be distinct
+    /// byte for byte: PostgreSQL refuses a statement that meets one row twice. A refusal of
+    /// PostgreSQL's (``RefusedByDatabase``) loses the transaction.
     public func store(
         _ records: [WireRecord], on connection: PostgresConnection, logger: Logger
     ) async throws -> [(key: String, seq: Int64)] {
         guard !records.isEmpty else { return [] }
-        var sql = SQLBuilder()
-        sql.append(insertHead + "SELECT ")
-        for value in owner {
-            sql.bind(value)
-            sql.append(", ")
-        }
+        // In the order of `batchUpsertSQL(_:)`'s placeholders.
+        var bindings = PostgresBindings()
+        for value in owner { bindings.append(value) }
+        bindings.append(records.map(\.key))
         // A bytea array holds no NULL here: a removal is a flag beside an empty value.
-        sql.append("r.key, CASE WHEN r.removed THEN NULL ELSE r.value END, r.wall, r.counter, r.origin, 0 FROM unnest(")
-        sql.bind(records.map(\.key))
-        sql.append("::text[], ")
-        sql.bind(records.map { ByteBuffer(bytes: $0.value ?? Data()) })
-        sql.append("::bytea[], ")
-        sql.bind(records.map { $0.value == nil })
-        sql.append("::boolean[], ")
-        sql.bind(records.map(\.wall))
-        sql.append("::bigint[], ")
-        sql.bind(records.map(\.counter))
-        sql.append("::bigint[], ")
-        sql.bind(records.map(\.origin))
+        bindings.append(records.map { ByteBuffer(bytes: $0.value ?? Data()) })
+        bindings.append(records.map { $0.value == nil })
+        bindings.append(records.map(\.wall))
+        bindings.append(records.map(\.counter))
+        bindings.append(records.map(\.origin))
+        return try await numbers {
+            try await connection.run(table.batchUpsert, bindings, logger: logger)
+        }
+    }
+
+    /// The text of the upsert of ``store(_:on:logger:)`` over `table`: the owner's values are its
+    /// first placeholders, then the records' keys, values, removal flags, clocks and origins, an
+    /// array each.
+    static func batchUpsertSQL(_ table: SyncTable) -> String {
+        let ownerCount = table.ownerColumns.count
+        let owner = (1...ownerCount).map { "$\($0)" }.joined(separator: ", ")
+        let arrays = ["text", "bytea", "boolean", "bigint", "bigint", "text"].enumerated().map { index, type in
+            "$\(ownerCount + 1 + index)::\(type)[]"
+        }
         // In the records' order: the numbering trigger numbers the rows as they come.
-        sql.append(
-            "::text[]) WITH ORDINALITY AS r(key, value, removed, wall, counter, origin, position) ORDER BY r.position"
-                + upsertTail)
-        return try await numbers(sql, on: connection, logger: logger)
+        return insertHead(table)
+            + "SELECT \(owner), r.key, CASE WHEN r.removed THEN NULL ELSE r.value END, r.wall, r.counter, r.origin, 0 "
+            + "FROM unnest(\(arrays.joined(separator: ", "))) "
+            + "WITH ORDINALITY AS r(key, value, removed, wall, counter, origin, position) ORDER BY r.position"
+            + upsertTail(table)
     }
 
     /// Runs an upsert and returns the keys of its rows with the numbers they took (a list: two
     /// keys Swift holds equal, é written two ways, are two rows); a refusal of PostgreSQL's is
     /// thrown as ``RefusedByDatabase``.
-    private func numbers(_ sql: SQLBuilder, on connection: PostgresConnection, logger: Logger) async throws
-        -> [(key: String, seq: Int64)]
+    private func numbers<Rows: AsyncSequence>(_ upsert: () async throws -> Rows) async throws
+        -> [(key: String, seq: Int64)] where Rows.Element == PostgresRow
     {
         do {
             var numbers: [(key: String, seq: Int64)] = []
-            for try await (key, seq) in try await connection.query(sql.query, logger: logger).decode(
-                (String, Int64).self)
-            {
+            for try await row in try await upsert() {
+                let (key, seq) = try row.decode((String, Int64).self)
                 numbers.append((key, seq))
             }
             return numbers

@@ -28,6 +28,12 @@ public struct SyncTable: Sendable, Hashable {
         name: "defaults_sync_service_values", ownerColumns: ["user_id", "namespace"],
         heads: "defaults_sync_service_heads")
 
+    /// The batch upsert over this table (``SyncRows/store(_:on:logger:)``), prepared as its own
+    /// statement on each connection.
+    var batchUpsert: any FixedStatement.Type {
+        self == .service ? ServiceBatchUpsert.self : StoreBatchUpsert.self
+    }
+
     /// The store's rows of one namespace.
     public static func store(namespace: String) -> SyncRows {
         SyncRows(table: .store, owner: [namespace])
@@ -37,4 +43,12 @@ public struct SyncTable: Sendable, Hashable {
     public static func service(user: String, namespace: String) -> SyncRows {
         SyncRows(table: .service, owner: [user, namespace])
     }
+}
+
+enum StoreBatchUpsert: FixedStatement {
+    static let sql = SyncRows.batchUpsertSQL(.store)
+}
+
+enum ServiceBatchUpsert: FixedStatement {
+    static let sql = SyncRows.batchUpsertSQL(.service)
 }

@@ -47,12 +47,9 @@ public final class ServiceStorage: Sendable {
             try await pool.withTransaction(logger: logger) { connection in
                 // One round trip: declaring the owner and taking its lock (ServiceSchema's function,
                 // the one the numbering trigger takes).
-                try await connection.query(
-                    """
-                    SELECT set_config('defaults_sync.user', \(owner.user), true),
-                        set_config('defaults_sync.namespace', \(owner.namespace), true),
-                        CASE WHEN \(locking) THEN defaults_sync_service_lock(\(owner.user), \(owner.namespace)) END
-                    """, logger: logger)
+                var owner = owner.bindings
+                owner.append(locking)
+                for try await _ in try await connection.run(DeclareOwner.self, owner, logger: logger) {}
                 return try await body(connection)
             }
         }
@@ -230,8 +227,10 @@ public final class ServiceStorage: Sendable {
                     committed: Int64(Date().timeIntervalSince1970 * 1000), records: stored)
                 let payload = try await self.seal(on: connection).seal(announcement.payload)
                 // Delivered at commit, once per push, to every instance.
-                try await connection.query(
-                    "SELECT pg_notify(\(ServiceSchema.channel), \(payload))", logger: self.logger)
+                var bindings = PostgresBindings()
+                bindings.append(ServiceSchema.channel)
+                bindings.append(payload)
+                for try await _ in try await connection.run(Announce.self, bindings, logger: self.logger) {}
             }
             return refused
         }
@@ -239,12 +238,9 @@ public final class ServiceStorage: Sendable {
 
     /// Forgets the owner's removals older than ``ServiceLimits/tombstoneDays`` (under its lock).
     private func sweepTombstones(of owner: Owner, on connection: PostgresConnection) async throws {
-        try await connection.query(
-            """
-            DELETE FROM defaults_sync_service_values
-            WHERE user_id = \(owner.user) AND namespace = \(owner.namespace) AND value IS NULL
-                AND updated_at < now() - make_interval(days => \(limits.tombstoneDays)::integer)
-            """, logger: logger)
+        var bindings = owner.bindings
+        bindings.append(limits.tombstoneDays)
+        for try await _ in try await connection.run(SweepTombstones.self, bindings, logger: logger) {}
     }
 
     /// Why a push to a namespace the user never wrote to is refused: they write to as many as
@@ -268,24 +264,12 @@ public final class ServiceStorage: Sendable {
     /// What the owner stores now (its keys, bytes and latest number) and the stored versions of `keys`, in one query.
     private func usage(of owner: Owner, keys: [String], on connection: PostgresConnection) async throws -> Usage {
         var usage = Usage()
-        let rows = try await connection.query(
-            """
-            SELECT totals.keys, totals.bytes, head.latest,
-                stored.key, \(unescaped: Usage.rowBytes("stored")), stored.clock_wall, stored.clock_counter,
-                stored.clock_origin
-            FROM (
-                SELECT count(*) AS keys, coalesce(sum(\(unescaped: Usage.rowBytes("counted"))), 0)::bigint AS bytes
-                FROM defaults_sync_service_values AS counted
-                WHERE user_id = \(owner.user) AND namespace = \(owner.namespace)
-            ) AS totals
-            LEFT JOIN defaults_sync_service_heads AS head
-                ON head.user_id = \(owner.user) AND head.namespace = \(owner.namespace)
-            LEFT JOIN defaults_sync_service_values AS stored
-                ON stored.user_id = \(owner.user) AND stored.namespace = \(owner.namespace) AND stored.key = ANY(\(keys))
-            """, logger: logger)
-        for try await (keys, bytes, latest, key, size, wall, counter, origin) in rows.decode(
-            (Int64, Int64, Int64?, String?, Int64?, Int64?, Int64?, String?).self)
-        {
+        var bindings = owner.bindings
+        bindings.append(keys)
+        let rows = try await connection.run(OwnerUsage.self, bindings, logger: logger)
+        for try await row in rows {
+            let (keys, bytes, latest, key, size, wall, counter, origin) = try row.decode(
+                (Int64, Int64, Int64?, String?, Int64?, Int64?, Int64?, String?).self)
             (usage.keys, usage.bytes, usage.latest, usage.hasHead) = (Int(keys), Int(bytes), latest ?? 0, latest != nil)
             if let key, let size, let wall, let counter, let origin {
                 usage.stored[key] = (Int(size), WireStamp(key: key, wall: wall, counter: counter, origin: origin))

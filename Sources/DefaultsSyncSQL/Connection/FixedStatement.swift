@@ -1,0 +1,36 @@
+import Logging
+import PostgresNIO
+
+/// A statement whose text is fixed by its type, its values all bound: PostgreSQL parses and plans
+/// it once on each connection that runs it (a prepared statement named after the type), not on
+/// every run as it does an unnamed one.
+///
+/// What runs on every push is written this way: parsing, analysing and planning its text took as
+/// long in PostgreSQL as running it. The statement is named by the type's full name (module and
+/// type, no more than 63 bytes: PostgreSQL tells names apart by those), so the type is not
+/// `private`, whose name holds an address.
+public protocol FixedStatement: Sendable {
+    /// The text, with a placeholder (`$1`, `$2`, ...) for every value.
+    static var sql: String { get }
+}
+
+extension PostgresConnection {
+    /// Runs `statement` with `bindings` (one value for each of its placeholders, in order),
+    /// preparing it on this connection the first time, and returns its rows.
+    public func run<Statement: FixedStatement>(
+        _ statement: Statement.Type, _ bindings: PostgresBindings, logger: Logger
+    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
+        try await execute(Prepared<Statement>(bindings: bindings), logger: logger)
+    }
+}
+
+/// PostgresNIO's prepared statement for a ``FixedStatement``: its rows as they come.
+private struct Prepared<Statement: FixedStatement>: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+    static var name: String { String(reflecting: Statement.self) }
+    static var sql: String { Statement.sql }
+    let bindings: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}

@@ -1,0 +1,45 @@
+import DefaultsSyncSQL
+
+// The statements every push runs (``ServiceStorage``), prepared once on each pooled connection
+// (``FixedStatement``). Their placeholders are bound in the order their comments give.
+
+/// Declares the transaction's owner for row-level security and, when `$3`, takes the owner's lock
+/// (the numbering trigger's, ``ServiceSchema``) in the same round trip: `$1` user, `$2`
+/// namespace, `$3` whether to lock.
+enum DeclareOwner: FixedStatement {
+    static let sql = """
+        SELECT set_config('defaults_sync.user', $1, true), set_config('defaults_sync.namespace', $2, true),
+            CASE WHEN $3 THEN defaults_sync_service_lock($1, $2) END
+        """
+}
+
+/// Forgets the owner's removals older than `$3` days: `$1` user, `$2` namespace.
+enum SweepTombstones: FixedStatement {
+    static let sql = """
+        DELETE FROM defaults_sync_service_values
+        WHERE user_id = $1 AND namespace = $2 AND value IS NULL
+            AND updated_at < now() - make_interval(days => $3::integer)
+        """
+}
+
+/// What the owner stores (its keys, bytes and head) and the stored versions of the keys `$3`
+/// (a text array), one row per key found: `$1` user, `$2` namespace.
+enum OwnerUsage: FixedStatement {
+    static let sql = """
+        SELECT totals.keys, totals.bytes, head.latest,
+            stored.key, \(Usage.rowBytes("stored")), stored.clock_wall, stored.clock_counter, stored.clock_origin
+        FROM (
+            SELECT count(*) AS keys, coalesce(sum(\(Usage.rowBytes("counted"))), 0)::bigint AS bytes
+            FROM defaults_sync_service_values AS counted
+            WHERE user_id = $1 AND namespace = $2
+        ) AS totals
+        LEFT JOIN defaults_sync_service_heads AS head ON head.user_id = $1 AND head.namespace = $2
+        LEFT JOIN defaults_sync_service_values AS stored
+            ON stored.user_id = $1 AND stored.namespace = $2 AND stored.key = ANY($3::text[])
+        """
+}
+
+/// Sends `$2` (a sealed ``Announcement``) on the channel `$1`, delivered at commit.
+enum Announce: FixedStatement {
+    static let sql = "SELECT pg_notify($1, $2)"
+}
