@@ -35,8 +35,21 @@ struct DeviceChannel: ServerChildChannel {
     /// the server answers that many more of its requests before the outbox holds any of them.
     static let socketSendBufferBytes = 256 * 1024
 
+    /// What a connection reads into. SwiftNIO keeps a connection's read buffers for its next reads,
+    /// as many as it reads in a row (``readsInARow``), so an idle device holds them: one, small at
+    /// first (an upgrade request or most devices' messages fit); after a read that fills it, the
+    /// next is twice as large, up to 64 KB.
+    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 256, initial: 512, maximum: 65_536)
+    /// Reads of a connection in one turn of its event loop. NIO's default, 4, let each connection
+    /// keep up to four read buffers (one for each read while a message of the one before was still
+    /// being answered); a busy device is read again on the loop's next turn.
+    static let readsInARow: UInt = 1
+
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            // NIO's defaults let each idle connection keep up to four buffers of 2 KB.
+            try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
+            try channel.syncOptions?.setOption(.maxMessagesPerRead, value: Self.readsInARow)
             let pipeline = channel.pipeline.syncOperations
             if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
             // After the TLS handler: a TLS handshake counts against the deadline.
