@@ -162,6 +162,30 @@ struct SyncSchemaTests {
         }
     }
 
+    /// A prepared statement whose first preparation fails (a lock timeout here, as a migration
+    /// holding the table would give) closes its connection: PostgresNIO would answer every later
+    /// run on it with the same failure, and its pool would keep handing it out.
+    @Test func aStatementWhosePreparationFailedClosesItsConnection() async throws {
+        try await PostgresCluster.with { cluster in
+            let connection = try await connection(to: "failed_preparation", on: cluster)
+            defer { Task { try? await connection.close() } }
+            try await SyncSchema.store.migrate(connection, logger: logger)
+            let url = cluster.url.replacingOccurrences(of: "/defaults_sync?", with: "/failed_preparation?")
+            let locker = try await PostgresConnection.connect(
+                configuration: PostgresSyncStore.configuration(url: url), id: 2, logger: logger)
+            defer { Task { try? await locker.close() } }
+            try await locker.query("BEGIN", logger: logger)
+            try await locker.query("LOCK TABLE defaults_sync_values IN ACCESS EXCLUSIVE MODE", logger: logger)
+            try await connection.query("SET lock_timeout = '200ms'", logger: logger)
+            let rows = SyncTable.store(namespace: "ns")
+            await #expect(throws: PSQLError.self) {
+                try await rows.store([record("k", wall: 1)], on: connection, logger: self.logger)
+            }
+            #expect(connection.isClosed, "closed, so that no later run meets the kept failure")
+            try await locker.query("ROLLBACK", logger: logger)
+        }
+    }
+
     /// The upsert's rule in SQL (`RecordVersion.replacesSQL`) and the one in Swift (`WireVersion`)
     /// keep the same version of every pair of the version-order table, pushed in both orders.
     @Test func theUpsertKeepsTheLaterVersionAsSwiftOrdersThem() async throws {

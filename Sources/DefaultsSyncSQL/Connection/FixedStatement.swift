@@ -1,9 +1,10 @@
 import Logging
 import PostgresNIO
 
-/// A statement whose text is fixed by its type, its values all bound: PostgreSQL parses and plans
-/// it once on each connection that runs it (a prepared statement named after the type), not on
-/// every run as it does an unnamed one.
+/// A statement whose text is fixed by its type, its values all bound: PostgreSQL parses and
+/// analyses it once on each connection that runs it (a prepared statement named after the type),
+/// not on every run as it does an unnamed one, and plans it once when a plan for every value
+/// (a generic plan) costs no more than its first runs' own.
 ///
 /// What runs on every push is written this way: parsing, analysing and planning its text took as
 /// long in PostgreSQL as running it. The statement is named by the type's full name (module and
@@ -17,10 +18,19 @@ public protocol FixedStatement: Sendable {
 extension PostgresConnection {
     /// Runs `statement` with `bindings` (one value for each of its placeholders, in order),
     /// preparing it on this connection the first time, and returns its rows.
+    ///
+    /// A failure of PostgreSQL's other than a refusal of the values (``RefusedByDatabase``) closes
+    /// the connection, so that its pool opens another: PostgresNIO keeps a statement whose
+    /// preparation failed (a lock or statement timeout, a cancel) failed for the connection's life.
     public func run<Statement: FixedStatement>(
         _ statement: Statement.Type, _ bindings: PostgresBindings, logger: Logger
     ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
-        try await execute(Prepared<Statement>(bindings: bindings), logger: logger)
+        do {
+            return try await execute(Prepared<Statement>(bindings: bindings), logger: logger)
+        } catch let error as PSQLError where error.code == .server && RefusedByDatabase(error) == nil {
+            try? await close()
+            throw error
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 import DefaultsSyncSQL
 
-// The statements every push runs (``ServiceStorage``), prepared once on each pooled connection
-// (``FixedStatement``). Their placeholders are bound in the order their comments give.
+// The statements every push runs (``ServiceStorage``), and the one every device's arrival runs,
+// prepared once on each pooled connection (``FixedStatement``). Their placeholders are bound in
+// the order their comments give.
 
 /// Declares the transaction's owner for row-level security and, when `$3`, takes the owner's lock
 /// (the numbering trigger's, ``ServiceSchema``) in the same round trip: `$1` user, `$2`
@@ -42,4 +43,13 @@ enum OwnerUsage: FixedStatement {
 /// Sends `$2` (a sealed ``Announcement``) on the channel `$1`, delivered at commit.
 enum Announce: FixedStatement {
     static let sql = "SELECT pg_notify($1, $2)"
+}
+
+/// When user `$1` revoked their tokens issued before, in seconds since 1970 (``Revocation``): read
+/// as each device connects.
+enum UserRevocation: FixedStatement {
+    static let sql = """
+        SELECT floor(extract(epoch FROM revoked_before))::bigint FROM defaults_sync_service_revocations
+        WHERE user_id = $1
+        """
 }

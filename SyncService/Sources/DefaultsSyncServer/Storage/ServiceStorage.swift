@@ -77,13 +77,10 @@ public final class ServiceStorage: Sendable {
     /// When the owner's user revoked their tokens issued before (``Revocation``), if ever.
     func revocation(of owner: Owner) async throws -> Revocation? {
         try await transaction(of: owner) { connection in
-            let rows = try await connection.query(
-                """
-                SELECT floor(extract(epoch FROM revoked_before))::bigint FROM defaults_sync_service_revocations
-                WHERE user_id = \(owner.user)
-                """, logger: self.logger)
-            for try await before in rows.decode(Int64.self) {
-                return Revocation(user: owner.user, before: before)
+            var bindings = PostgresBindings()
+            bindings.append(owner.user)
+            for try await row in try await connection.run(UserRevocation.self, bindings, logger: self.logger) {
+                return Revocation(user: owner.user, before: try row.decode(Int64.self))
             }
             return nil
         }
