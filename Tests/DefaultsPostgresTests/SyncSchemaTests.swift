@@ -127,11 +127,11 @@ struct SyncSchemaTests {
         }
     }
 
-    /// The batch upsert (the sync service's push) is prepared once on a connection and gives the
-    /// same answers on every run after: past PostgreSQL's fifth, where it may plan it once for
-    /// every value (a generic plan), the later version still wins and the rows are numbered in
-    /// the records' order.
-    @Test func theBatchUpsertIsPreparedOnceAndKeepsItsRulesOnEveryRun() async throws {
+    /// The batch upsert (the sync service's push) and the reads of changes are prepared once on a
+    /// connection and give the same answers on every run after: past PostgreSQL's fifth, where it
+    /// may plan them once for every value (a generic plan), the later version still wins, the rows
+    /// are numbered in the records' order, and a page holds the first changes.
+    @Test func preparedStatementsKeepTheirRulesOnEveryRun() async throws {
         try await PostgresCluster.with { cluster in
             let connection = try await connection(to: "batch_upsert", on: cluster)
             defer { Task { try? await connection.close() } }
@@ -159,6 +159,17 @@ struct SyncSchemaTests {
             for try await plans in statements.decode((Int64, Int64).self) { prepared.append(plans) }
             #expect(prepared.count == 1, "one prepared statement on the connection")
             #expect(prepared.first.map { $0.0 + $0.1 } == Int64(runs), "run \(runs) times as prepared")
+
+            // The reads, prepared too: a page is the limit's first changes on every run, and no
+            // limit (a NULL) reads them all.
+            let latest = try await rows.latest(on: connection, logger: logger)
+            let all = try await rows.changes(after: 0, on: connection, logger: logger)
+            #expect(all.count == runs + 1 && all.last?.seq == latest, "\(all.map(\.key))")
+            for run in 1...runs {
+                let page = try await rows.changes(after: 0, limit: 2, on: connection, logger: logger)
+                #expect(page.map(\.seq) == all.prefix(2).map(\.seq), "run \(run)")
+                #expect(try await rows.latest(on: connection, logger: logger) == latest, "run \(run)")
+            }
         }
     }
 

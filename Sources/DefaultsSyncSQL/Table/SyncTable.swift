@@ -28,10 +28,22 @@ public struct SyncTable: Sendable, Hashable {
         name: "defaults_sync_service_values", ownerColumns: ["user_id", "namespace"],
         heads: "defaults_sync_service_heads")
 
-    /// The batch upsert over this table (``SyncRows/store(_:on:logger:)``), prepared as its own
-    /// statement on each connection.
+    // The statements over this table prepared on each connection (``FixedStatement``): one type
+    // per table, since a prepared statement's text is its type's.
+
+    /// ``SyncRows/store(_:on:logger:)``'s batch upsert.
     var batchUpsert: any FixedStatement.Type {
         self == .service ? ServiceBatchUpsert.self : StoreBatchUpsert.self
+    }
+
+    /// ``SyncRows/changes(after:limit:on:logger:)``'s query.
+    var changes: any FixedStatement.Type {
+        self == .service ? ServiceChanges.self : StoreChanges.self
+    }
+
+    /// ``SyncRows/latest(on:logger:)``'s query.
+    var latest: any FixedStatement.Type {
+        self == .service ? ServiceLatest.self : StoreLatest.self
     }
 
     /// The store's rows of one namespace.
@@ -51,4 +63,20 @@ enum StoreBatchUpsert: FixedStatement {
 
 enum ServiceBatchUpsert: FixedStatement {
     static let sql = SyncRows.batchUpsertSQL(.service)
+}
+
+enum StoreChanges: FixedStatement {
+    static let sql = SyncRows.changesSQL(.store)
+}
+
+enum ServiceChanges: FixedStatement {
+    static let sql = SyncRows.changesSQL(.service)
+}
+
+enum StoreLatest: FixedStatement {
+    static let sql = SyncRows.latestSQL(.store)
+}
+
+enum ServiceLatest: FixedStatement {
+    static let sql = SyncRows.latestSQL(.service)
 }
