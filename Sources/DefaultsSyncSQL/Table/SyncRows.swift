@@ -212,8 +212,8 @@ public struct SyncRows: Sendable {
     }
 
     /// The owner's values, bound in the order of its columns: the first placeholders of every fixed
-    /// statement over the table.
-    private var ownerBindings: PostgresBindings {
+    /// statement over the table (and of the sync service's own, ``FixedStatement``).
+    public var ownerBindings: PostgresBindings {
         var bindings = PostgresBindings()
         for value in owner { bindings.append(value) }
         return bindings

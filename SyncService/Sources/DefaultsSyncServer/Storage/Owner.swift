@@ -1,7 +1,6 @@
 import Crypto
 import DefaultsSyncSQL
 import Foundation
-import PostgresNIO
 
 /// Whose records: one user's, in one namespace. Every query and every notification is for one.
 public struct Owner: Hashable, Sendable, CustomStringConvertible {
@@ -21,15 +20,6 @@ public struct Owner: Hashable, Sendable, CustomStringConvertible {
         let hex = Array("0123456789abcdef".utf8)
         // Computed on every push and every announcement: no `String(format:)`.
         return String(decoding: digest.prefix(16).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0xf)]] }, as: UTF8.self)
-    }
-
-    /// The user and the namespace, bound in that order: the first two values of every statement
-    /// on the owner's rows (``DeclareOwner``, ``OwnerUsage``, ...).
-    var bindings: PostgresBindings {
-        var bindings = PostgresBindings()
-        bindings.append(user)
-        bindings.append(namespace)
-        return bindings
     }
 
     /// The owner's rows of the values table, and the statements on them.

@@ -2,7 +2,7 @@ import DefaultsSyncSQL
 
 // The statements every push runs (``ServiceStorage``), and the one every device's arrival runs,
 // prepared once on each pooled connection (``FixedStatement``). Their placeholders are bound in
-// the order their comments give.
+// the order their comments give, the owner's first (`SyncRows.ownerBindings`: user, namespace).
 
 /// Declares the transaction's owner for row-level security and, when `$3`, takes the owner's lock
 /// (the numbering trigger's, ``ServiceSchema``) in the same round trip: `$1` user, `$2`

@@ -47,7 +47,7 @@ public final class ServiceStorage: Sendable {
             try await pool.withTransaction(logger: logger) { connection in
                 // One round trip: declaring the owner and taking its lock (ServiceSchema's function,
                 // the one the numbering trigger takes).
-                var owner = owner.bindings
+                var owner = owner.rows.ownerBindings
                 owner.append(locking)
                 for try await _ in try await connection.run(DeclareOwner.self, owner, logger: logger) {}
                 return try await body(connection)
@@ -235,7 +235,7 @@ public final class ServiceStorage: Sendable {
 
     /// Forgets the owner's removals older than ``ServiceLimits/tombstoneDays`` (under its lock).
     private func sweepTombstones(of owner: Owner, on connection: PostgresConnection) async throws {
-        var bindings = owner.bindings
+        var bindings = owner.rows.ownerBindings
         bindings.append(limits.tombstoneDays)
         for try await _ in try await connection.run(SweepTombstones.self, bindings, logger: logger) {}
     }
@@ -261,7 +261,7 @@ public final class ServiceStorage: Sendable {
     /// What the owner stores now (its keys, bytes and latest number) and the stored versions of `keys`, in one query.
     private func usage(of owner: Owner, keys: [String], on connection: PostgresConnection) async throws -> Usage {
         var usage = Usage()
-        var bindings = owner.bindings
+        var bindings = owner.rows.ownerBindings
         bindings.append(keys)
         let rows = try await connection.run(OwnerUsage.self, bindings, logger: logger)
         for try await row in rows {
