@@ -127,10 +127,10 @@ struct SyncSchemaTests {
         }
     }
 
-    /// The batch upsert (the sync service's push) and the reads of changes are prepared once on a
-    /// connection and give the same answers on every run after: past PostgreSQL's fifth, where it
-    /// may plan them once for every value (a generic plan), the later version still wins, the rows
-    /// are numbered in the records' order, and a page holds the first changes.
+    /// The batch upsert (the sync service's push) is prepared once on a connection and gives the
+    /// same answers on every run after: past PostgreSQL's fifth, where it may plan it once for
+    /// every value (a generic plan), the later version still wins, the rows are numbered in the
+    /// records' order, and the reads of changes see them.
     @Test func preparedStatementsKeepTheirRulesOnEveryRun() async throws {
         try await PostgresCluster.with { cluster in
             let connection = try await connection(to: "batch_upsert", on: cluster)
@@ -160,8 +160,7 @@ struct SyncSchemaTests {
             #expect(prepared.count == 1, "one prepared statement on the connection")
             #expect(prepared.first.map { $0.0 + $0.1 } == Int64(runs), "run \(runs) times as prepared")
 
-            // The reads, prepared too: a page is the limit's first changes on every run, and no
-            // limit (a NULL) reads them all.
+            // The reads: a page is the limit's first changes, and no limit reads them all.
             let latest = try await rows.latest(on: connection, logger: logger)
             let all = try await rows.changes(after: 0, on: connection, logger: logger)
             #expect(all.count == runs + 1 && all.last?.seq == latest, "\(all.map(\.key))")

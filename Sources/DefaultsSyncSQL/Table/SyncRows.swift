@@ -191,22 +191,32 @@ public struct SyncRows: Sendable {
     }
 
     /// The owner's records numbered after `seq`, in order; with `limit`, at most that many.
-    /// Prepared once on each connection (``FixedStatement``).
     public func changes(
         after seq: Int64, limit: Int? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws -> [WireRecord] {
-        var bindings = ownerBindings
-        bindings.append(seq)
-        bindings.append(limit)
-        return try await records { try await connection.run(table.changes, bindings, logger: logger) }
+        var sql = select(Self.recordColumns)
+        sql.append(" AND seq > ")
+        sql.bind(seq)
+        sql.append(" ORDER BY seq")
+        if let limit {
+            sql.append(" LIMIT ")
+            sql.bind(limit)
+        }
+        return try await records { try await connection.query(sql.query, logger: logger) }
     }
 
     /// The owner's last number, 0 when it never had one: its head when the table keeps heads (an
-    /// expired removal takes its row, not its number), else its rows' highest number. Prepared
-    /// once on each connection (``FixedStatement``).
+    /// expired removal takes its row, not its number), else its rows' highest number.
     public func latest(on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        for try await row in try await connection.run(table.latest, ownerBindings, logger: logger) {
-            return try row.decode(Int64.self)
+        var sql = SQLBuilder()
+        if let heads = table.heads {
+            sql.append("SELECT coalesce(max(latest), 0) FROM \(heads) WHERE ")
+            appendOwner(to: &sql)
+        } else {
+            sql = select("coalesce(max(seq), 0)")
+        }
+        for try await latest in try await connection.query(sql.query, logger: logger).decode(Int64.self) {
+            return latest
         }
         return 0
     }
@@ -217,27 +227,6 @@ public struct SyncRows: Sendable {
         var bindings = PostgresBindings()
         for value in owner { bindings.append(value) }
         return bindings
-    }
-
-    /// `<owner column> = $1 AND ...`: the owner's rows, its values the first placeholders.
-    private static func ownerCondition(_ table: SyncTable) -> String {
-        table.ownerColumns.enumerated().map { "\($1) = $\($0 + 1)" }.joined(separator: " AND ")
-    }
-
-    /// The text of ``changes(after:limit:on:logger:)`` over `table`: the owner's values, then the
-    /// number after which, then the limit (`NULL`: none).
-    static func changesSQL(_ table: SyncTable) -> String {
-        let count = table.ownerColumns.count
-        return "SELECT \(recordColumns) FROM \(table.name) WHERE \(ownerCondition(table)) AND seq > $\(count + 1) "
-            + "ORDER BY seq LIMIT $\(count + 2)"
-    }
-
-    /// The text of ``latest(on:logger:)`` over `table`: the owner's values.
-    static func latestSQL(_ table: SyncTable) -> String {
-        guard let heads = table.heads else {
-            return "SELECT coalesce(max(seq), 0) FROM \(table.name) WHERE \(ownerCondition(table))"
-        }
-        return "SELECT coalesce(max(latest), 0) FROM \(heads) WHERE \(ownerCondition(table))"
     }
 
     private func records<Rows: AsyncSequence>(_ query: () async throws -> Rows) async throws -> [WireRecord]

@@ -28,22 +28,10 @@ public struct SyncTable: Sendable, Hashable {
         name: "defaults_sync_service_values", ownerColumns: ["user_id", "namespace"],
         heads: "defaults_sync_service_heads")
 
-    // The statements over this table prepared on each connection (``FixedStatement``): one type
-    // per table, since a prepared statement's text is its type's.
-
-    /// ``SyncRows/store(_:on:logger:)``'s batch upsert.
+    /// ``SyncRows/store(_:on:logger:)``'s batch upsert, prepared on each connection
+    /// (``FixedStatement``): a type per table, since a prepared statement's text is its type's.
     var batchUpsert: any FixedStatement.Type {
         self == .service ? ServiceBatchUpsert.self : StoreBatchUpsert.self
-    }
-
-    /// ``SyncRows/changes(after:limit:on:logger:)``'s query.
-    var changes: any FixedStatement.Type {
-        self == .service ? ServiceChanges.self : StoreChanges.self
-    }
-
-    /// ``SyncRows/latest(on:logger:)``'s query.
-    var latest: any FixedStatement.Type {
-        self == .service ? ServiceLatest.self : StoreLatest.self
     }
 
     /// The store's rows of one namespace.
@@ -63,20 +51,4 @@ enum StoreBatchUpsert: FixedStatement {
 
 enum ServiceBatchUpsert: FixedStatement {
     static let sql = SyncRows.batchUpsertSQL(.service)
-}
-
-enum StoreChanges: FixedStatement {
-    static let sql = SyncRows.changesSQL(.store)
-}
-
-enum ServiceChanges: FixedStatement {
-    static let sql = SyncRows.changesSQL(.service)
-}
-
-enum StoreLatest: FixedStatement {
-    static let sql = SyncRows.latestSQL(.store)
-}
-
-enum ServiceLatest: FixedStatement {
-    static let sql = SyncRows.latestSQL(.service)
 }
