@@ -411,8 +411,11 @@ struct PostgresSyncTests {
     /// hour later, wins on both (the README's "Conflicts").
     @Test func offlineTheWriteOfAClockAnHourBehindLosesToAnEarlierWriteOnTime() async throws {
         try await PostgresCluster.with { cluster in
-            let onTime = try await machine("on-time", url: cluster.url, keys: ["level"])
-            let behind = try await machine("behind", url: cluster.url, keys: ["level"], clockOffset: -3600)
+            // Logging every decision: a failure (seen twice under load, never reproduced on demand)
+            // then shows which write each machine recorded, received and pushed, and when.
+            let onTime = try await machine("on-time", url: cluster.url, keys: ["level"], debug: true)
+            let behind = try await machine(
+                "behind", url: cluster.url, keys: ["level"], clockOffset: -3600, debug: true)
             try await onTime.waitForSync()
             try await behind.waitForSync()
             try cluster.stop()
@@ -426,8 +429,13 @@ struct PostgresSyncTests {
             try cluster.restart()
             try await onTime.waitForSync()
             try await behind.waitForSync()
-            try await onTime.waitUntil("level", is: "on-time")
-            try await behind.waitUntil("level", is: "on-time")
+            do {
+                try await onTime.waitUntil("level", is: "on-time")
+                try await behind.waitUntil("level", is: "on-time")
+            } catch {
+                Issue.record("on-time's log:\n\(onTime.log.suffix(6000))\nbehind's log:\n\(behind.log.suffix(6000))")
+                throw error
+            }
         }
     }
 
