@@ -67,11 +67,17 @@ final class Service {
     /// Tokens for `users`, minted by `defaults-sync-server token` (as a deployment's script would),
     /// naming each user's node when ``assignsNodes``.
     func tokens(for users: [String], namespace: String) throws -> [String] {
-        try users.map { user in
-            try Self.command(
-                ["token", "--key-file", keyFile, "--user", user, "--namespace", namespace]
-                    + (assignsNodes ? ["--assign-node"] : []), database: database, executable: executable)
+        guard !users.isEmpty else { return [] }
+        // One run signs them all (one process per token took 3.5 minutes for P11's 2,500 users).
+        let printed = try Self.command(
+            ["token", "--key-file", keyFile, "--namespace", namespace] + users.flatMap { ["--user", $0] }
+                + (assignsNodes ? ["--assign-node"] : []), database: database, executable: executable)
+        let tokens = printed.split(separator: "\n").map(String.init)
+        guard tokens.count == users.count else {
+            throw Failure(
+                description: "defaults-sync-server token printed \(tokens.count) tokens for \(users.count) users")
         }
+        return tokens
     }
 
     /// What `defaults-sync-server arguments` prints, the directory's database in

@@ -4,17 +4,19 @@ import Foundation
 
 struct Token: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Prints a signed token for one user and namespace on stdout, and nothing else.",
+        abstract: "Prints a signed token for each user of one namespace on stdout, one a line, and nothing else.",
         discussion: """
             The token carries the id of the key that signed it (kid: the key file's name without \
             .key), when it was issued (iat) and when it expires (exp); with --assign-node, the \
-            user's node too (see `nodes`).
+            user's node too (see `nodes`). Tokens are printed in the order of --user, and only \
+            once every one of them is signed: a user that cannot have one prints none.
             """)
 
     @Option(help: "A file of a key the servers verify tokens with, named <kid>.key (repeatable; see --kid).")
     var keyFile: [String]
     @Option(help: "The id of the key to sign with, among --key-file's (default: the first).") var kid: String?
-    @Option(help: "The user whose settings the token reads and writes.") var user: String
+    @Option(help: "The user whose settings the token reads and writes (repeatable: a token each, in one run).")
+    var user: [String]
     @Option(help: "The namespace, for example the app's identifier.") var namespace: String
     @Option(help: "How long the token is valid: 30d, 12h, 15m or 90s (default 30d).") var expiresIn = "30d"
     @Option(help: "The issuer (iss), for servers given --token-issuer.") var issuer: String?
@@ -36,19 +38,31 @@ struct Token: AsyncParsableCommand {
             throw ValidationError(
                 "--kid: no --key-file is \(kid).key (the keys are \(tokens.keyIDs.joined(separator: ", ")))")
         }
-        var node: String?
+        guard !user.isEmpty else { throw ValidationError("Give --user, once for each token") }
+        var nodes: [String?] = Array(repeating: nil, count: user.count)
         if assignNode {
-            node = try await Nodes.withDirectory(database) { try await $0.assign(user: user) }
+            // One connection to the directory for every user.
+            nodes = try await Nodes.withDirectory(database) { directory in
+                var assigned: [String?] = []
+                for user in user {
+                    assigned.append(try await directory.assign(user: user))
+                }
+                return assigned
+            }
         }
-        do {
-            print(
-                try await tokens.sign(
-                    user: user, namespace: namespace, lifetime: lifetime, keyID: kid, issuer: issuer,
-                    audience: audience, node: node))
-        } catch .malformed(let reason) {
-            // What a server would refuse (a control character in --user, ...) is not signed.
-            throw ValidationError("No token signed: \(reason)")
+        var signed: [String] = []
+        for (user, node) in zip(user, nodes) {
+            do {
+                signed.append(
+                    try await tokens.sign(
+                        user: user, namespace: namespace, lifetime: lifetime, keyID: kid, issuer: issuer,
+                        audience: audience, node: node))
+            } catch .malformed(let reason) {
+                // What a server would refuse (a control character in --user, ...) is not signed.
+                throw ValidationError("No token signed: \(reason)")
+            }
         }
+        print(signed.joined(separator: "\n"))
     }
 }
 

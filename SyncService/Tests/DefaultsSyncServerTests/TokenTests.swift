@@ -135,15 +135,20 @@ struct TokenTests {
                 (#"{"sub":"ivy","ns":"com.example.app","iat":\#(now),"exp":\#(now + 600),"#
                     + #""iss":"https://id.example.com","aud":["a.example.com","sync.example.com"]}"#).utf8))
         #expect(try await attempt(server, listed).messages.first?.kind == .welcome)
+        // One run signs a token for each --user, one a line, in their order.
         let printed = try ChildProcess.run(
             SyncServerProcess.executable,
             [
-                "token", "--key-file", key.path, "--user", "ivy", "--namespace", "com.example.app", "--issuer",
-                "https://id.example.com", "--audience", "sync.example.com",
+                "token", "--key-file", key.path, "--user", "ivy", "--user", "jo", "--namespace", "com.example.app",
+                "--issuer", "https://id.example.com", "--audience", "sync.example.com",
             ])
         #expect(printed.status == 0, "\(printed)")
-        let signed = printed.output.trimmingCharacters(in: .newlines)
-        #expect(try await attempt(server, signed).messages.first?.kind == .welcome)
+        let signed = printed.output.split(separator: "\n").map(String.init)
+        try #require(signed.count == 2, "\(printed)")
+        for (token, user) in zip(signed, ["ivy", "jo"]) {
+            #expect(try await tokens.verify(token).user == user)
+            #expect(try await attempt(server, token).messages.first?.kind == .welcome)
+        }
     }
 
     @Test func aLifetimeOverTheMaximumIsRefused() async throws {
@@ -306,6 +311,14 @@ struct TokenTests {
             ["token", "--key-file", key.path, "--user", "alice\ncom.example.app", "--namespace", "x"])
         #expect(printed.status != 0 && printed.output.isEmpty, "\(printed)")
         #expect(printed.error.contains("sub holds a control character"), "\(printed)")
+        // Nor another user's of the same run: a run prints every token or none.
+        let batch = try ChildProcess.run(
+            SyncServerProcess.executable,
+            ["token", "--key-file", key.path, "--user", "bob", "--user", "alice\u{7}", "--namespace", "x"])
+        #expect(batch.status != 0 && batch.output.isEmpty, "\(batch)")
+        let none = try ChildProcess.run(
+            SyncServerProcess.executable, ["token", "--key-file", key.path, "--namespace", "x"])
+        #expect(none.status != 0 && none.output.isEmpty && none.error.contains("--user"), "\(none)")
         // A name of 255 bytes is fine.
         let longest = String(repeating: "é", count: 127) + "a"
         #expect(try await attempt(server, try await key.token(user: longest)).messages.first?.kind == .welcome)
