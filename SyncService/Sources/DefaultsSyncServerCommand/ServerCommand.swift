@@ -84,6 +84,9 @@ struct Serve: AsyncParsableCommand {
     var metricsPort: String?
     @Option(help: "The address of the metrics listener (default 127.0.0.1).") var metricsHost: String?
     @Option(help: "The most database connections of this instance (default 20).") var databaseConnections: String?
+    @Option(
+        help: "The most device connections arriving at once, the others waiting their turn (default 16 per core).")
+    var arrivingConnections: String?
     @Option(help: "The most database connections one user's requests hold at once (default: a quarter of the pool).")
     var maxUserDatabaseConnections: String?
     @Option(help: "Bytes a second of answers to one user's reads on this instance, on average (default 2097152).")
@@ -130,6 +133,11 @@ struct Serve: AsyncParsableCommand {
             databaseConnections, "DATABASE_CONNECTIONS", default: configuration.databaseConnections)
         guard configuration.databaseConnections > 0 else {
             throw ValidationError("--database-connections must be at least 1")
+        }
+        if setting(arrivingConnections, "ARRIVING_CONNECTIONS") != nil {
+            let arriving = try number(arrivingConnections, "ARRIVING_CONNECTIONS", default: 0)
+            guard arriving > 0 else { throw ValidationError("--arriving-connections must be at least 1") }
+            configuration.arrivingConnections = arriving
         }
         if setting(maxUserDatabaseConnections, "MAX_USER_DATABASE_CONNECTIONS") != nil {
             let share = try number(maxUserDatabaseConnections, "MAX_USER_DATABASE_CONNECTIONS", default: 0)

@@ -23,6 +23,8 @@ import Testing
     @Test func anAdmittedDeviceIsWelcomedThenGetsTheFanOutsChangesInOrder() async throws {
         let device = try await TestDevice()
         #expect(try await device.nextMessage().kind == .welcome)
+        // Admitted: the next connection of the loop may arrive.
+        #expect(try await device.arriving() == 0)
         for latest in 1...3 {
             device.backend.outbox()?.send(ServerMessage(kind: .changed, latest: Int64(latest)))
         }
@@ -52,6 +54,7 @@ import Testing
     @Test func aRefusedTokenIsClosedWithItsReasonAfterTheRefusalDelay() async throws {
         let device = try await TestDevice(credentials: .refused(.expired, token: nil))
         #expect(try await device.channel.readOutbound(as: WebSocketFrame.self) == nil)
+        #expect(try await device.arriving() == 0, "a refused token's arrival is over at once")
         await device.advance(by: .milliseconds(100))
         let close = try await device.nextClose()
         #expect(close.code == .policyViolation && close.reason == AccessTokenError.expired.description)
@@ -166,10 +169,12 @@ import Testing
         try await waitUntil { device.backend.calls() == ["admit"] }
         await device.advance(by: .seconds(29))
         #expect(try await device.channel.readOutbound(as: WebSocketFrame.self) == nil)
+        #expect(try await device.arriving() == 1, "still arriving while its admission is awaited")
         await device.advance(by: .seconds(1))
         let close = try await device.nextClose()
         #expect(close.code == .unknown(1013) && SyncCloseReason(closeReason: close.reason) == .tryAgainLater)
         try await waitUntil { device.backend.calls() == ["admit", "admission cancelled"] }
+        #expect(try await device.arriving() == 0, "an abandoned admission ends the arrival")
         await device.advance(by: .seconds(1))
         #expect(try await device.isClosed())
     }
@@ -241,6 +246,8 @@ private struct TestDevice {
     let channel: NIOAsyncTestingChannel
     let backend: RecordingBackend
     let counter: ReadCounter
+    /// The gate the connection came through, one arrival at a time.
+    let gate: NIOLoopBound<ArrivalGate>
 
     /// `admission` `nil`: the backend never admits the device (until cancelled).
     init(
@@ -255,14 +262,26 @@ private struct TestDevice {
         counter = ReadCounter()
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
         let (channel, backend, counter) = (channel, backend, counter)
-        try await channel.testingEventLoop.executeInContext {
+        gate = try await channel.testingEventLoop.executeInContext {
+            let gate = ArrivalGate(eventLoop: channel.eventLoop, limit: 1)
+            // The first to ask: through at once.
+            var pass: ArrivalGate.Pass?
+            gate.enter(channel).assumeIsolated().whenSuccess { pass = $0 }
+            guard let pass else { throw ChannelError.inappropriateOperationForState }
             let connection = DeviceConnection(
-                credentials: credentials, client: ClientAddress(channel: channel, forwardedFor: nil), backend: backend,
+                credentials: credentials, arrival: pass, client: ClientAddress(channel: channel, forwardedFor: nil),
+                backend: backend,
                 settings: DeviceConnectionTests.settings, wheel: TimerWheel(eventLoop: channel.eventLoop),
                 metrics: ServerMetrics(), logger: Logger(label: "test"))
             try channel.pipeline.syncOperations.addHandler(counter)
             try channel.pipeline.syncOperations.addHandler(connection)
+            return NIOLoopBound(gate, eventLoop: channel.eventLoop)
         }
+    }
+
+    /// The connections arriving through the gate: 1 until this one's admission ended, then 0.
+    func arriving() async throws -> Int {
+        try await channel.testingEventLoop.executeInContext { gate.value.arriving }
     }
 
     /// Moves the channel's clock by `amount`, a tick at a time, as the loop's own time would go.

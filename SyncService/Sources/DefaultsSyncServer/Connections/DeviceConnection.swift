@@ -100,15 +100,18 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     /// answer to its current message.
     private var work: Task<Void, Never>?
     private var admissionDeadline = NIODeadline.distantFuture
+    /// The connection's turn at its loop's ``ArrivalGate``, released once its admission ends.
+    private var arrival: ArrivalGate.Pass?
     /// The deadline the wheel holds for the connection, if any.
     private var scheduledAt: NIODeadline?
     var wheelMark = 0
 
     init(
-        credentials: Credentials, client: ClientAddress, backend: any ConnectionBackend, settings: Settings,
-        wheel: TimerWheel, metrics: ServerMetrics, logger: Logger
+        credentials: Credentials, arrival: ArrivalGate.Pass? = nil, client: ClientAddress,
+        backend: any ConnectionBackend, settings: Settings, wheel: TimerWheel, metrics: ServerMetrics, logger: Logger
     ) {
         self.credentials = credentials
+        self.arrival = arrival
         self.client = client
         self.backend = backend
         self.settings = settings
@@ -129,6 +132,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         let now = context.eventLoop.now
         switch credentials {
         case .refused(let error, let token):
+            endArrival()
             metrics.refusedToken()
             logger.notice(
                 "refused a connection from \(client), \(ClaimedIdentity(token: token)): \(escaped(error.description))")
@@ -166,6 +170,7 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     }
 
     private func admitted(_ admission: Admission) {
+        endArrival()
         guard case .admitting = phase, let context else {
             // The connection ended meanwhile.
             undo(admission)
@@ -562,7 +567,14 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     }
 
     /// The connection ended: the device leaves its group, and what waits for it goes.
+    /// Lets the next connection of the loop arrive: this one's admission is over.
+    private func endArrival() {
+        arrival?.release()
+        arrival = nil
+    }
+
     private func end() {
+        endArrival()
         if case .closed = phase { return }
         let ended = phase
         phase = .closed

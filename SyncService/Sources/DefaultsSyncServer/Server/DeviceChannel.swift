@@ -25,7 +25,9 @@ struct DeviceChannel: ServerChildChannel {
     /// How long a client has to send a whole request (``RequestDeadlineHandler``).
     let requestDeadline: TimeAmount
     let tls: NIOSSLContext?
-    let wheels: TimerWheels
+    let wheels: EventLoopLocal<TimerWheel>
+    /// The connections arriving at once on each loop (``ArrivalGate``).
+    let arrivals: EventLoopLocal<ArrivalGate>
     let health: @Sendable () async -> (healthy: Bool, body: String)
     let metrics: ServerMetrics
     let logger: Logger
@@ -55,13 +57,13 @@ struct DeviceChannel: ServerChildChannel {
             // After the TLS handler: a TLS handshake counts against the deadline.
             try pipeline.addHandler(
                 RequestDeadlineHandler(deadline: requestDeadline), name: RequestDeadlineHandler.name)
-            let credentials = NIOLoopBoundBox<DeviceConnection.Credentials?>(nil, eventLoop: channel.eventLoop)
+            let arrival = NIOLoopBoundBox<Arrival?>(nil, eventLoop: channel.eventLoop)
             let upgrader = NIOWebSocketServerUpgrader(
                 maxFrameSize: messageBytes, automaticErrorHandling: true,
-                shouldUpgrade: { channel, head in verify(head, on: channel, into: credentials) },
+                shouldUpgrade: { channel, head in verify(head, on: channel, into: arrival) },
                 upgradePipelineHandler: { channel, head in
                     channel.eventLoop.makeCompletedFuture {
-                        try becomeWebSocket(channel, head: head, credentials: credentials.value)
+                        try becomeWebSocket(channel, head: head, arrival: arrival.value)
                     }
                 })
             try pipeline.configureHTTPServerPipeline(
@@ -73,11 +75,18 @@ struct DeviceChannel: ServerChildChannel {
 
     func handle(value: Value, logger: Logger) async {}
 
+    /// A request for the sync path through the ``ArrivalGate``: its token verified or refused, and
+    /// its pass, released once the connection is admitted or refused.
+    private struct Arrival {
+        let credentials: DeviceConnection.Credentials
+        let pass: ArrivalGate.Pass
+    }
+
     /// Upgrades every request for ``SyncProtocol/path``, its token verified or not, so that a
-    /// refused device reads why in the close frame; leaves any other to ``HealthResponder``.
+    /// refused device reads why in the close frame; leaves any other to ``HealthResponder``. A
+    /// request for the path first waits its turn at the loop's ``ArrivalGate``.
     private func verify(
-        _ head: HTTPRequestHead, on channel: any Channel,
-        into found: NIOLoopBoundBox<DeviceConnection.Credentials?>
+        _ head: HTTPRequestHead, on channel: any Channel, into found: NIOLoopBoundBox<Arrival?>
     ) -> EventLoopFuture<HTTPHeaders?> {
         guard head.uri.split(separator: "?", omittingEmptySubsequences: false).first == Substring(SyncProtocol.path)
         else { return channel.eventLoop.makeSucceededFuture(nil) }
@@ -85,25 +94,26 @@ struct DeviceChannel: ServerChildChannel {
             String($0.dropFirst("Bearer ".count))
         }
         let tokens = tokens
-        return channel.eventLoop.makeFutureWithTask { () -> DeviceConnection.Credentials in
-            guard let token else { return .refused(.missing, token: nil) }
-            do throws(AccessTokenError) {
-                let claims = try await tokens.verify(token)
-                return .verified(claims, refusedFrom: tokens.policy.refusedFrom(claims))
-            } catch {
-                return .refused(error, token: token)
+        let loop = channel.eventLoop
+        return arrivals.value(for: loop).enter(channel).flatMap { pass in
+            loop.makeFutureWithTask { () -> DeviceConnection.Credentials in
+                guard let token else { return .refused(.missing, token: nil) }
+                do throws(AccessTokenError) {
+                    let claims = try await tokens.verify(token)
+                    return .verified(claims, refusedFrom: tokens.policy.refusedFrom(claims))
+                } catch {
+                    return .refused(error, token: token)
+                }
+            }.map { credentials in
+                found.value = Arrival(credentials: credentials, pass: pass)
+                return HTTPHeaders()
             }
-        }.map { credentials in
-            found.value = credentials
-            return HTTPHeaders()
         }
     }
 
     /// After the upgrade's response: the request's deadline and the HTTP handler go, the device's
     /// connection comes.
-    private func becomeWebSocket(
-        _ channel: any Channel, head: HTTPRequestHead, credentials: DeviceConnection.Credentials?
-    ) throws {
+    private func becomeWebSocket(_ channel: any Channel, head: HTTPRequestHead, arrival: Arrival?) throws {
         let pipeline = channel.pipeline.syncOperations
         // A WebSocket now: the pings and the device's outbox judge it.
         _ = pipeline.removeHandler(name: RequestDeadlineHandler.name)
@@ -114,27 +124,9 @@ struct DeviceChannel: ServerChildChannel {
                 minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 4096, maxAccumulatedFrameSize: messageBytes))
         try pipeline.addHandler(
             DeviceConnection(
-                credentials: credentials ?? .refused(.missing, token: nil),
+                credentials: arrival?.credentials ?? .refused(.missing, token: nil), arrival: arrival?.pass,
                 client: ClientAddress(channel: channel, forwardedFor: head.headers["x-forwarded-for"].first),
-                backend: backend, settings: settings, wheel: wheels.wheel(for: channel.eventLoop), metrics: metrics,
+                backend: backend, settings: settings, wheel: wheels.value(for: channel.eventLoop), metrics: metrics,
                 logger: logger))
-    }
-}
-
-/// One ``TimerWheel`` for each event loop, made as its first connection comes.
-final class TimerWheels: @unchecked Sendable {
-    // Unchecked: a wheel is used only on its own loop, which `TimerWheel` checks.
-    private let wheels = Mutex<[ObjectIdentifier: TimerWheel]>([:])
-
-    init() {}
-
-    /// The wheel of `eventLoop`; called on that loop.
-    func wheel(for eventLoop: any EventLoop) -> TimerWheel {
-        wheels.withLock { wheels in
-            if let wheel = wheels[ObjectIdentifier(eventLoop)] { return wheel }
-            let wheel = TimerWheel(eventLoop: eventLoop)
-            wheels[ObjectIdentifier(eventLoop)] = wheel
-            return wheel
-        }
     }
 }

@@ -66,13 +66,16 @@ public enum SyncServer {
                 stall: configuration.slowConsumerTimeout),
             pingInterval: TimeAmount(configuration.pingInterval))
         let tls = try tlsContext(configuration)
+        // The server's loops are the singleton group's.
+        let perLoop = configuration.arrivingConnections(perLoopOf: NIOSingletons.groupLoopCountSuggestion)
         let devices = DeviceChannel(
             tokens: tokens,
             backend: InstanceBackend(
                 nodes: nodes, limits: limits, reads: reads, pushes: pushes,
                 reconnections: reconnections, metrics: metrics, logger: logger),
             settings: settings, messageBytes: limits.messageBytes, requestDeadline: idle, tls: tls,
-            wheels: TimerWheels(),
+            wheels: EventLoopLocal { TimerWheel(eventLoop: $0) },
+            arrivals: EventLoopLocal { [perLoop] in ArrivalGate(eventLoop: $0, limit: perLoop) },
             health: {
                 let healthy = await answers(main.pool, logger: logger)
                 return (

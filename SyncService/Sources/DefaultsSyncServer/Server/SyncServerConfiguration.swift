@@ -72,6 +72,20 @@ public struct SyncServerConfiguration: Sendable {
     /// slow consumer.
     public var slowConsumerTimeout = Duration.seconds(10)
 
+    /// The most device connections arriving at once (their token verified, their device
+    /// registered, their welcome queued), spread over the instance's event loops; the others wait,
+    /// unread, in the order they asked (``ArrivalGate``). `nil`, the default: 16 for each event
+    /// loop, one loop per core. What an arrival allocates for a moment, ten thousand devices
+    /// reconnecting at once would otherwise hold together, leaving the allocator that much larger.
+    public var arrivingConnections: Int?
+
+    /// The most connections arriving at once on each of `loops` event loops: ``arrivingConnections``
+    /// spread over them (rounded up), or 16.
+    func arrivingConnections(perLoopOf loops: Int) -> Int {
+        guard let arrivingConnections else { return 16 }
+        return max(1, (arrivingConnections + loops - 1) / max(1, loops))
+    }
+
     public init(databaseURL: String, tokenKeyFiles: [String]) {
         self.databaseURL = databaseURL
         self.tokenKeyFiles = tokenKeyFiles

@@ -1,0 +1,72 @@
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import DefaultsSyncServer
+
+/// The connections of one event loop arriving at once (``ArrivalGate``), on NIO's embedded loop:
+/// no network, every step deterministic.
+@Suite struct ArrivalGateTests {
+    /// Connected channels on `loop`, as the gate sees arriving connections.
+    private func channels(_ count: Int, on loop: EmbeddedEventLoop) throws -> [EmbeddedChannel] {
+        try (0..<count).map { _ in
+            let channel = EmbeddedChannel(loop: loop)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            return channel
+        }
+    }
+
+    @Test func atMostTheLimitArriveAtOnceAndTheOthersGoInTheOrderTheyAsked() throws {
+        let loop = EmbeddedEventLoop()
+        let gate = ArrivalGate(eventLoop: loop, limit: 2)
+        let arriving = try channels(5, on: loop)
+        let outcomes = Outcomes()
+        for (index, channel) in arriving.enumerated() {
+            gate.enter(channel).whenComplete { result in
+                switch result {
+                case .success(let pass): outcomes.passes[index] = pass
+                case .failure: outcomes.failed.append(index)
+                }
+            }
+        }
+        var passes: [Int: ArrivalGate.Pass] { outcomes.passes }
+        var failed: [Int] { outcomes.failed }
+        #expect(passes.keys.sorted() == [0, 1] && gate.arriving == 2 && gate.waitingCount == 3)
+
+        passes[0]?.release()
+        #expect(passes.keys.sorted() == [0, 1, 2] && gate.arriving == 2)
+        // Released twice, a pass lets no one more through.
+        passes[0]?.release()
+        #expect(passes.count == 3 && gate.arriving == 2 && gate.waitingCount == 2)
+
+        // A connection that closes while it waits gives its turn to the next.
+        _ = try arriving[3].finish()
+        passes[1]?.release()
+        #expect(failed == [3] && passes.keys.sorted() == [0, 1, 2, 4] && gate.waitingCount == 0)
+
+        // A connection that closes through the gate releases its pass itself.
+        _ = try arriving[2].finish()
+        #expect(gate.arriving == 1)
+        passes[4]?.release()
+        #expect(gate.arriving == 0)
+        _ = try arriving[4].finish()
+        #expect(gate.arriving == 0)
+    }
+
+    @Test func theInstancesLimitIsSpreadOverItsLoopsRoundingUp() {
+        var configuration = SyncServerConfiguration(databaseURL: "postgres://localhost/db", tokenKeyFiles: [])
+        #expect(configuration.arrivingConnections(perLoopOf: 8) == 16)
+        configuration.arrivingConnections = 20
+        #expect(configuration.arrivingConnections(perLoopOf: 8) == 3)
+        configuration.arrivingConnections = 1
+        #expect(configuration.arrivingConnections(perLoopOf: 8) == 1)
+        #expect(configuration.arrivingConnections(perLoopOf: 0) == 1)
+    }
+}
+
+/// What each connection's turn at the gate came to.
+private final class Outcomes: @unchecked Sendable {
+    // Unchecked: written and read on the embedded loop, the test's own thread.
+    var passes: [Int: ArrivalGate.Pass] = [:]
+    var failed: [Int] = []
+}
