@@ -112,8 +112,11 @@ extension SyncEngine {
             batch.journal.flushLoggingFailure()
         }
         for batch in batches {
-            _ = batch.suite.applyConditionally(batch.writes, origin: .sync)
+            let stored = batch.suite.applyConditionally(batch.writes, origin: .sync)
             withState { $0.suites[ObjectIdentifier(batch.suite)]?.applying = [] }
+            for write in batch.writes where !stored.contains(write.key) {
+                debug("remote change of \"\(write.key)\" not stored: the key changed here meanwhile")
+            }
         }
     }
 

@@ -34,7 +34,8 @@ extension SyncEngine {
                 try recordPending(
                     name, held: held, replacing: entry, isFoundBeforeSyncing: isFoundBeforeSyncing, in: id, &state)
                 recording.hasChanges = true
-                recording.notes.append("local change of \"\(name)\"")
+                let stamp = synced.journal.entry(forKey: name).map { "\($0.timestamp)" } ?? "?"
+                recording.notes.append("local change of \"\(name)\" at \(stamp)")
             } catch {
                 state.session.problems.raise(.value, "\(error)")
                 recording.problems.append("\(error)")
