@@ -22,7 +22,7 @@ import Testing
         let arriving = try channels(5, on: loop)
         let outcomes = Outcomes()
         for (index, channel) in arriving.enumerated() {
-            gate.enter(channel).whenComplete { result in
+            gate.enter(channel, user: "u\(index)").whenComplete { result in
                 switch result {
                 case .success(let pass): outcomes.passes[index] = pass
                 case .failure: outcomes.failed.append(index)
@@ -39,10 +39,11 @@ import Testing
         passes[0]?.release()
         #expect(passes.count == 3 && gate.arriving == 2 && gate.waitingCount == 2)
 
-        // A connection that closes while it waits gives its turn to the next.
+        // A connection that closes while it waits leaves the queue at once, and gives its turn.
         _ = try arriving[3].finish()
+        #expect(failed == [3] && gate.waitingCount == 1)
         passes[1]?.release()
-        #expect(failed == [3] && passes.keys.sorted() == [0, 1, 2, 4] && gate.waitingCount == 0)
+        #expect(passes.keys.sorted() == [0, 1, 2, 4] && gate.waitingCount == 0)
 
         // A connection that closes through the gate releases its pass itself.
         _ = try arriving[2].finish()
@@ -51,6 +52,29 @@ import Testing
         #expect(gate.arriving == 0)
         _ = try arriving[4].finish()
         #expect(gate.arriving == 0)
+    }
+
+    @Test func oneUsersDevicesHoldAQuarterOfTheTurnsAndTheOthersPassThem() throws {
+        let loop = EmbeddedEventLoop()
+        let gate = ArrivalGate(eventLoop: loop, limit: 8)
+        #expect(gate.userShare == 2)
+        let arriving = try channels(7, on: loop)
+        let outcomes = Outcomes()
+        // Five of one user's devices ask first, then one device each of two other users.
+        for (index, (channel, user)) in zip(arriving, ["a", "a", "a", "a", "a", "b", "c"]).enumerated() {
+            gate.enter(channel, user: user).whenSuccess { outcomes.passes[index] = $0 }
+        }
+        #expect(outcomes.passes.keys.sorted() == [0, 1, 5, 6] && gate.waitingCount == 3)
+        // Their turns come one for one as the user's own arrivals end.
+        outcomes.passes[5]?.release()
+        #expect(outcomes.passes.count == 4)
+        outcomes.passes[0]?.release()
+        #expect(outcomes.passes.keys.sorted() == [0, 1, 2, 5, 6] && gate.arriving == 3)
+        // A closed channel is refused at once and takes no turn.
+        let closed = EmbeddedChannel(loop: loop)
+        var refused = false
+        gate.enter(closed, user: "d").assumeIsolated().whenFailure { _ in refused = true }
+        #expect(refused && gate.arriving == 3)
     }
 
     @Test func theInstancesLimitIsSpreadOverItsLoopsRoundingUp() {

@@ -43,6 +43,36 @@ struct DeadlineTests {
         }
     }
 
+    /// A request promising a body it never sends, from a device with a valid token, never reaches
+    /// the arrival gate (the upgrade waits for the whole request): with one arrival at a time
+    /// per event loop, a device behind eight of them is still welcomed at once.
+    @Test(.timeLimit(.minutes(2)))
+    func requestsThatNeverEndHoldNoTurnToArrive() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(
+            database: cluster.url, keyFile: key.path, options: ["--idle-timeout", "120", "--arriving-connections", "1"])
+        let stalled = try await key.token(user: "stalling")
+        let request =
+            "GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + "Authorization: Bearer \(stalled)\r\nContent-Length: 5\r\n\r\n"
+        let sockets = try (0..<8).map { _ in try #require(LoopbackSocket(port: server.port)) }
+        for socket in sockets { socket.send(Array(request.utf8)) }
+        try await Task.sleep(for: .milliseconds(500))
+        let token = try await key.token(user: "arriving")
+        let closed = try await RawDevice.connect(server.url, token: token, deadline: .seconds(20)) {
+            inbound, outbound in
+            var iterator = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+            let welcome = try await RawDevice.next(&iterator)
+            try await outbound.close(.normalClosure, reason: nil)
+            return [welcome].compactMap { $0 }
+        }
+        #expect(closed.messages.first?.kind == .welcome, "\(closed)")
+        #expect(sockets.allSatisfy { !$0.isClosedByPeer }, "the stalled requests are still within their deadline")
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aWebSocketOutlivesTheRequestDeadline() async throws {
         let cluster = try #require(PostgresCluster.shared)

@@ -266,7 +266,7 @@ private struct TestDevice {
             let gate = ArrivalGate(eventLoop: channel.eventLoop, limit: 1)
             // The first to ask: through at once.
             var pass: ArrivalGate.Pass?
-            gate.enter(channel).assumeIsolated().whenSuccess { pass = $0 }
+            gate.enter(channel, user: "u").assumeIsolated().whenSuccess { pass = $0 }
             guard let pass else { throw ChannelError.inappropriateOperationForState }
             let connection = DeviceConnection(
                 credentials: credentials, arrival: pass, client: ClientAddress(channel: channel, forwardedFor: nil),

@@ -1,24 +1,27 @@
 import NIOCore
 
-/// The device connections of one event loop that are arriving at once: from their request for the
-/// sync path to the end of their admission (token verified, device registered, welcome queued, or
-/// refused). At most ``limit``; the others wait, unread, in the order they asked.
+/// The devices of one event loop that are arriving at once: from the upgrade of their verified
+/// request for the sync path to the end of their admission (device registered, welcome queued,
+/// or refused), which is the instance's work alone. At most ``limit``, and at most ``userShare``
+/// of them one user's; the others wait, unread, each user's in the order they came and the users
+/// in turn.
 ///
-/// An arrival allocates far more for a moment (the request, the token's verification, the
-/// admission's queries, the welcome) than a connection keeps. Ten thousand devices reconnecting
-/// at once would hold all of it together and leave the allocator's arenas that large, most of it
-/// free but spread between what the connections keep: P11 measured 18.3 KB resident per
-/// connection so, and 9.1 KB with arrivals bounded (Benchmarks/README.md). A connection waiting
-/// here holds only its socket and its request. Used only on its event loop.
+/// An arrival allocates far more for a moment (the admission's queries, the welcome) than a
+/// connection keeps. Ten thousand devices reconnecting at once would hold all of it together and
+/// leave the allocator's arenas that large, most of it free but spread between what the
+/// connections keep: P11 measured 18.3 KB resident per connection so, and 12.0–12.3 KB through
+/// the gate (Benchmarks/README.md). Used only on its event loop.
 final class ArrivalGate {
     /// What lets a connection through the gate; handed back once, by ``release()``, on the gate's
     /// loop (its connection's).
     final class Pass: @unchecked Sendable {
-        // Unchecked: touched only on the gate's loop, which `leave()` checks.
+        // Unchecked: touched only on the gate's loop, which `leave(_:)` checks.
         private weak var gate: ArrivalGate?
+        fileprivate let user: String
 
-        fileprivate init(_ gate: ArrivalGate) {
+        fileprivate init(_ gate: ArrivalGate, user: String) {
             self.gate = gate
+            self.user = user
         }
 
         /// Ends the arrival, letting the next waiting connection through; the second call does
@@ -26,57 +29,119 @@ final class ArrivalGate {
         func release() {
             guard let gate else { return }
             self.gate = nil
-            gate.leave()
+            gate.leave(user)
         }
+    }
+
+    private struct Waiter {
+        let id: Int
+        let channel: any Channel
+        let promise: EventLoopPromise<Pass>
     }
 
     let eventLoop: any EventLoop
     /// The most connections of this loop arriving at once.
     let limit: Int
+    /// The most of them one user's: a quarter, so that one user's devices, whose admissions may
+    /// wait for the user's own share of the database, never hold the gate.
+    let userShare: Int
     /// Connections through the gate whose pass is not released yet.
     private(set) var arriving = 0
-    private var waiting = CircularBuffer<(channel: any Channel, promise: EventLoopPromise<Pass>)>()
+    /// The connections waiting to arrive.
+    private(set) var waitingCount = 0
+    private var held: [String: Int] = [:]
+    private var queues: [String: CircularBuffer<Waiter>] = [:]
+    /// The users with connections waiting, in turn.
+    private var turns = CircularBuffer<String>()
+    private var nextID = 0
 
     init(eventLoop: any EventLoop, limit: Int) {
         self.eventLoop = eventLoop
         self.limit = max(1, limit)
+        userShare = max(1, self.limit / 4)
     }
 
-    /// The connections waiting to arrive.
-    var waitingCount: Int { waiting.count }
-
-    /// A pass for `channel` once fewer than ``limit`` connections are arriving, waiting behind the
-    /// connections that asked before; fails with `ChannelError.ioOnClosedChannel` for a channel
-    /// closed meanwhile. The pass is released when the channel closes, if not before.
-    func enter(_ channel: any Channel) -> EventLoopFuture<Pass> {
+    /// A pass for `channel`, a device of `user`, once the gate has room for it; fails with
+    /// `ChannelError.ioOnClosedChannel` for a channel closed before its turn, which then waits no
+    /// longer. The pass is released when the channel closes, if not before.
+    func enter(_ channel: any Channel, user: String) -> EventLoopFuture<Pass> {
         eventLoop.preconditionInEventLoop()
+        guard channel.isActive else { return eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
         let promise = eventLoop.makePromise(of: Pass.self)
-        if arriving < limit {
-            admit(channel, promise)
-        } else {
-            waiting.append((channel, promise))
+        if queues[user] == nil, hasRoom(for: user) {
+            admit(channel, user: user, promise)
+            return promise.futureResult
         }
+        nextID += 1
+        let waiter = Waiter(id: nextID, channel: channel, promise: promise)
+        if queues[user] == nil {
+            turns.append(user)
+        }
+        queues[user, default: []].append(waiter)
+        waitingCount += 1
+        channel.closeFuture.assumeIsolated().whenComplete { [weak self, id = nextID] _ in self?.forget(id, of: user) }
         return promise.futureResult
     }
 
-    private func admit(_ channel: any Channel, _ promise: EventLoopPromise<Pass>) {
+    private func hasRoom(for user: String) -> Bool {
+        arriving < limit && held[user, default: 0] < userShare
+    }
+
+    private func admit(_ channel: any Channel, user: String, _ promise: EventLoopPromise<Pass>) {
         arriving += 1
-        let pass = Pass(self)
+        held[user, default: 0] += 1
+        let pass = Pass(self, user: user)
         // Whatever happens to the connection after this, its pass is not kept past its close.
-        channel.closeFuture.whenComplete { _ in pass.release() }
+        channel.closeFuture.assumeIsolated().whenComplete { _ in pass.release() }
         promise.succeed(pass)
     }
 
-    private func leave() {
+    private func leave(_ user: String) {
         eventLoop.preconditionInEventLoop()
         arriving -= 1
-        // A connection closed while it waited gives its turn to the next.
-        while arriving < limit, let next = waiting.popFirst() {
-            if next.channel.isActive {
-                admit(next.channel, next.promise)
-            } else {
-                next.promise.fail(ChannelError.ioOnClosedChannel)
+        held[user, default: 1] -= 1
+        if held[user] == 0 { held[user] = nil }
+        admitWaiting()
+    }
+
+    /// Lets waiting connections through while there is room: the users in turn, passing over
+    /// those holding their share already (at most ``limit`` / ``userShare`` of them).
+    private func admitWaiting() {
+        var passedOver = 0
+        while arriving < limit, passedOver < turns.count, let user = turns.popFirst() {
+            guard var queue = queues[user], !queue.isEmpty else {
+                queues[user] = nil
+                continue
             }
+            guard hasRoom(for: user) else {
+                turns.append(user)
+                passedOver += 1
+                continue
+            }
+            passedOver = 0
+            let next = queue.removeFirst()
+            waitingCount -= 1
+            if queue.isEmpty {
+                queues[user] = nil
+            } else {
+                queues[user] = queue
+                turns.append(user)
+            }
+            admit(next.channel, user: user, next.promise)
         }
+    }
+
+    /// A waiting connection closed: it leaves the queue (and its channel with it).
+    private func forget(_ id: Int, of user: String) {
+        guard var queue = queues[user], let index = queue.firstIndex(where: { $0.id == id }) else { return }
+        let waiter = queue.remove(at: index)
+        waitingCount -= 1
+        if queue.isEmpty {
+            queues[user] = nil
+            turns.firstIndex(of: user).map { _ = turns.remove(at: $0) }
+        } else {
+            queues[user] = queue
+        }
+        waiter.promise.fail(ChannelError.ioOnClosedChannel)
     }
 }

@@ -566,13 +566,13 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
         backend.endHold(claims: claims)
     }
 
-    /// The connection ended: the device leaves its group, and what waits for it goes.
     /// Lets the next connection of the loop arrive: this one's admission is over.
     private func endArrival() {
         arrival?.release()
         arrival = nil
     }
 
+    /// The connection ended: the device leaves its group, and what waits for it goes.
     private func end() {
         endArrival()
         if case .closed = phase { return }

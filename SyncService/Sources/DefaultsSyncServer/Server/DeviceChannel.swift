@@ -57,14 +57,12 @@ struct DeviceChannel: ServerChildChannel {
             // After the TLS handler: a TLS handshake counts against the deadline.
             try pipeline.addHandler(
                 RequestDeadlineHandler(deadline: requestDeadline), name: RequestDeadlineHandler.name)
-            let arrival = NIOLoopBoundBox<Arrival?>(nil, eventLoop: channel.eventLoop)
+            let credentials = NIOLoopBoundBox<DeviceConnection.Credentials?>(nil, eventLoop: channel.eventLoop)
             let upgrader = NIOWebSocketServerUpgrader(
                 maxFrameSize: messageBytes, automaticErrorHandling: true,
-                shouldUpgrade: { channel, head in verify(head, on: channel, into: arrival) },
+                shouldUpgrade: { channel, head in verify(head, on: channel, into: credentials) },
                 upgradePipelineHandler: { channel, head in
-                    channel.eventLoop.makeCompletedFuture {
-                        try becomeWebSocket(channel, head: head, arrival: arrival.value)
-                    }
+                    arrive(channel, head: head, credentials: credentials.value)
                 })
             try pipeline.configureHTTPServerPipeline(
                 withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }), withErrorHandling: true)
@@ -75,18 +73,11 @@ struct DeviceChannel: ServerChildChannel {
 
     func handle(value: Value, logger: Logger) async {}
 
-    /// A request for the sync path through the ``ArrivalGate``: its token verified or refused, and
-    /// its pass, released once the connection is admitted or refused.
-    private struct Arrival {
-        let credentials: DeviceConnection.Credentials
-        let pass: ArrivalGate.Pass
-    }
-
     /// Upgrades every request for ``SyncProtocol/path``, its token verified or not, so that a
-    /// refused device reads why in the close frame; leaves any other to ``HealthResponder``. A
-    /// request for the path first waits its turn at the loop's ``ArrivalGate``.
+    /// refused device reads why in the close frame; leaves any other to ``HealthResponder``.
     private func verify(
-        _ head: HTTPRequestHead, on channel: any Channel, into found: NIOLoopBoundBox<Arrival?>
+        _ head: HTTPRequestHead, on channel: any Channel,
+        into found: NIOLoopBoundBox<DeviceConnection.Credentials?>
     ) -> EventLoopFuture<HTTPHeaders?> {
         guard head.uri.split(separator: "?", omittingEmptySubsequences: false).first == Substring(SyncProtocol.path)
         else { return channel.eventLoop.makeSucceededFuture(nil) }
@@ -94,26 +85,47 @@ struct DeviceChannel: ServerChildChannel {
             String($0.dropFirst("Bearer ".count))
         }
         let tokens = tokens
-        let loop = channel.eventLoop
-        return arrivals.value(for: loop).enter(channel).flatMap { pass in
-            loop.makeFutureWithTask { () -> DeviceConnection.Credentials in
-                guard let token else { return .refused(.missing, token: nil) }
-                do throws(AccessTokenError) {
-                    let claims = try await tokens.verify(token)
-                    return .verified(claims, refusedFrom: tokens.policy.refusedFrom(claims))
-                } catch {
-                    return .refused(error, token: token)
-                }
-            }.map { credentials in
-                found.value = Arrival(credentials: credentials, pass: pass)
-                return HTTPHeaders()
+        return channel.eventLoop.makeFutureWithTask { () -> DeviceConnection.Credentials in
+            guard let token else { return .refused(.missing, token: nil) }
+            do throws(AccessTokenError) {
+                let claims = try await tokens.verify(token)
+                return .verified(claims, refusedFrom: tokens.policy.refusedFrom(claims))
+            } catch {
+                return .refused(error, token: token)
             }
+        }.map { credentials in
+            found.value = credentials
+            return HTTPHeaders()
+        }
+    }
+
+    /// Once the whole request is in and answered: a verified device waits its turn at the loop's
+    /// ``ArrivalGate`` (so that only the instance's own work holds a turn, never a client's bytes),
+    /// reading nothing meanwhile, then becomes a ``DeviceConnection``; a refused one becomes one at
+    /// once, to be told why.
+    private func arrive(
+        _ channel: any Channel, head: HTTPRequestHead, credentials: DeviceConnection.Credentials?
+    ) -> EventLoopFuture<Void> {
+        guard case .verified(let claims, _)? = credentials else {
+            return channel.eventLoop.makeCompletedFuture {
+                try becomeWebSocket(channel, head: head, credentials: credentials, arrival: nil)
+            }
+        }
+        // What a device sends while it waits stays in the socket, not in the upgrade's buffer.
+        _ = channel.setOption(.autoRead, value: false)
+        return arrivals.value(for: channel.eventLoop).enter(channel, user: claims.user).flatMapThrowing { pass in
+            try becomeWebSocket(channel, head: head, credentials: credentials, arrival: pass)
+            // The connection reads when its admission allows (``DeviceConnection``).
+            _ = channel.setOption(.autoRead, value: true)
         }
     }
 
     /// After the upgrade's response: the request's deadline and the HTTP handler go, the device's
     /// connection comes.
-    private func becomeWebSocket(_ channel: any Channel, head: HTTPRequestHead, arrival: Arrival?) throws {
+    private func becomeWebSocket(
+        _ channel: any Channel, head: HTTPRequestHead, credentials: DeviceConnection.Credentials?,
+        arrival: ArrivalGate.Pass?
+    ) throws {
         let pipeline = channel.pipeline.syncOperations
         // A WebSocket now: the pings and the device's outbox judge it.
         _ = pipeline.removeHandler(name: RequestDeadlineHandler.name)
@@ -124,7 +136,7 @@ struct DeviceChannel: ServerChildChannel {
                 minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 4096, maxAccumulatedFrameSize: messageBytes))
         try pipeline.addHandler(
             DeviceConnection(
-                credentials: arrival?.credentials ?? .refused(.missing, token: nil), arrival: arrival?.pass,
+                credentials: credentials ?? .refused(.missing, token: nil), arrival: arrival,
                 client: ClientAddress(channel: channel, forwardedFor: head.headers["x-forwarded-for"].first),
                 backend: backend, settings: settings, wheel: wheels.value(for: channel.eventLoop), metrics: metrics,
                 logger: logger))
