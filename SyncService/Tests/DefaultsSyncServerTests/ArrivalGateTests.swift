@@ -77,6 +77,48 @@ import Testing
         #expect(refused && gate.arriving == 3)
     }
 
+    /// Connections that end the moment they are let through (a bad frame waiting in their
+    /// buffer) release their turn within the pass that let them through: the next go through in
+    /// that same pass, never one call deeper each.
+    @Test func connectionsEndingAsTheyArriveAreLetThroughWithoutNesting() throws {
+        let loop = EmbeddedEventLoop()
+        let gate = ArrivalGate(eventLoop: loop, limit: 1)
+        let first = try channels(1, on: loop)[0]
+        let outcomes = Outcomes()
+        gate.enter(first, user: "first").whenSuccess { outcomes.passes[-1] = $0 }
+        let arriving = try channels(500, on: loop)
+        var depth = 0
+        var deepest = 0
+        var through = 0
+        for (index, channel) in arriving.enumerated() {
+            gate.enter(channel, user: "u\(index)").assumeIsolated().whenSuccess { _ in
+                depth += 1
+                deepest = max(deepest, depth)
+                through += 1
+                _ = try? channel.finish()
+                depth -= 1
+            }
+        }
+        #expect(gate.waitingCount == 500)
+        outcomes.passes[-1]?.release()
+        #expect(through == 500 && deepest == 1 && gate.arriving == 0 && gate.waitingCount == 0)
+    }
+
+    /// A connection waiting its turn closes when its device hangs up (its input closed) or the
+    /// server stops; other events pass.
+    @Test func aWaitingConnectionClosesWhenItsDeviceHangsUpOrTheServerStops() throws {
+        let hangUp: (EmbeddedChannel) -> Void = { $0.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+        let stop: (EmbeddedChannel) -> Void = { $0.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+        for (name, event) in [("hang-up", hangUp), ("stop", stop)] {
+            let channel = EmbeddedChannel(handler: WaitingArrival())
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.outputClosed)
+            #expect(channel.isActive)
+            event(channel)
+            #expect(!channel.isActive, "\(name)")
+        }
+    }
+
     @Test func theInstancesLimitIsSpreadOverItsLoopsRoundingUp() {
         var configuration = SyncServerConfiguration(databaseURL: "postgres://localhost/db", tokenKeyFiles: [])
         #expect(configuration.arrivingConnections(perLoopOf: 8) == 16)

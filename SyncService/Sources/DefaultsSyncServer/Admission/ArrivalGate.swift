@@ -48,15 +48,24 @@ final class ArrivalGate {
     /// Connections through the gate whose pass is not released yet.
     private(set) var arriving = 0
     /// The connections waiting to arrive.
-    private(set) var waitingCount = 0
+    private(set) var waitingCount = 0 {
+        didSet { metrics?.arrivalsWaiting(changedBy: waitingCount - oldValue) }
+    }
+    /// Where the waiting connections are counted over every loop (`defaults_sync_arrivals_waiting`).
+    private let metrics: ServerMetrics?
     private var held: [String: Int] = [:]
     private var queues: [String: CircularBuffer<Waiter>] = [:]
     /// The users with connections waiting, in turn.
     private var turns = CircularBuffer<String>()
     private var nextID = 0
+    /// A pass of ``admitWaiting()`` is running: a connection its pass let through may end at once
+    /// (its buffered bytes are a bad frame), releasing within it; that pass goes on with the room,
+    /// instead of another starting a level deeper for each such connection.
+    private var isAdmitting = false
 
-    init(eventLoop: any EventLoop, limit: Int) {
+    init(eventLoop: any EventLoop, limit: Int, metrics: ServerMetrics? = nil) {
         self.eventLoop = eventLoop
+        self.metrics = metrics
         self.limit = max(1, limit)
         userShare = max(1, self.limit / 4)
     }
@@ -107,6 +116,9 @@ final class ArrivalGate {
     /// Lets waiting connections through while there is room: the users in turn, passing over
     /// those holding their share already (at most ``limit`` / ``userShare`` of them).
     private func admitWaiting() {
+        guard !isAdmitting else { return }
+        isAdmitting = true
+        defer { isAdmitting = false }
         var passedOver = 0
         while arriving < limit, passedOver < turns.count, let user = turns.popFirst() {
             guard var queue = queues[user], !queue.isEmpty else {

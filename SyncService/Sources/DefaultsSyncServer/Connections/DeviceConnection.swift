@@ -170,7 +170,15 @@ final class DeviceConnection: ChannelDuplexHandler, TimerWheelClient {
     }
 
     private func admitted(_ admission: Admission) {
+        let cameThroughGate = arrival != nil
         endArrival()
+        defer {
+            // It read nothing while it waited its turn (`DeviceChannel`); from now on, as
+            // `read(context:)` allows.
+            if cameThroughGate, let context, context.channel.isActive {
+                _ = context.channel.setOption(.autoRead, value: true)
+            }
+        }
         guard case .admitting = phase, let context else {
             // The connection ended meanwhile.
             undo(admission)

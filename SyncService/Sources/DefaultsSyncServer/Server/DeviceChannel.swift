@@ -111,12 +111,18 @@ struct DeviceChannel: ServerChildChannel {
                 try becomeWebSocket(channel, head: head, credentials: credentials, arrival: nil)
             }
         }
-        // What a device sends while it waits stays in the socket, not in the upgrade's buffer.
+        // What a device sends while it waits stays in the socket, not in the upgrade's buffer; its
+        // `DeviceConnection` reads again once admitted.
         _ = channel.setOption(.autoRead, value: false)
+        do {
+            try channel.pipeline.syncOperations.addHandler(
+                WaitingArrival(), name: WaitingArrival.name, position: .first)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
         return arrivals.value(for: channel.eventLoop).enter(channel, user: claims.user).flatMapThrowing { pass in
+            _ = channel.pipeline.syncOperations.removeHandler(name: WaitingArrival.name)
             try becomeWebSocket(channel, head: head, credentials: credentials, arrival: pass)
-            // The connection reads when its admission allows (``DeviceConnection``).
-            _ = channel.setOption(.autoRead, value: true)
         }
     }
 
@@ -140,5 +146,22 @@ struct DeviceChannel: ServerChildChannel {
                 client: ClientAddress(channel: channel, forwardedFor: head.headers["x-forwarded-for"].first),
                 backend: backend, settings: settings, wheel: wheels.value(for: channel.eventLoop), metrics: metrics,
                 logger: logger))
+    }
+}
+
+/// Closes a connection waiting at the ``ArrivalGate`` when its device hangs up (a half close, which
+/// the server allows, would otherwise leave it queued) or the server stops (its
+/// `DeviceConnection`, not there yet, would close it then); first in the pipeline while it waits.
+final class WaitingArrival: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    static let name = "waiting-arrival"
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            context.close(promise: nil)
+        } else if event is ChannelShouldQuiesceEvent {
+            context.close(promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }

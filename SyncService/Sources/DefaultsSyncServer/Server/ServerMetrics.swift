@@ -5,7 +5,8 @@ import Synchronization
 /// The server's metrics, through swift-metrics (the command exports them at `/metrics` on the
 /// metrics listener, for Prometheus): connections, messages, refusals, devices closed as slow
 /// consumers and refused as they connected again too soon, requests refused past their user's
-/// share of the database, and the lag from a commit to its fan-out. The heap is read at each
+/// share of the database, connections waiting their turn to arrive, and the lag from a commit to
+/// its fan-out. The heap is read at each
 /// scrape (``ProcessHeap``).
 final class ServerMetrics: Sendable {
     private let connectionCount = Atomic<Int>(0)
@@ -24,7 +25,15 @@ final class ServerMetrics: Sendable {
             ($0, Counter(label: "defaults_sync_messages_total", dimensions: [("kind", $0)]))
         })
 
+    private let waitingArrivalCount = Atomic<Int>(0)
+    private let waitingArrivals = Gauge(label: "defaults_sync_arrivals_waiting")
+
     var currentConnections: Int { connectionCount.load(ordering: .relaxed) }
+
+    /// Connections waiting their turn to arrive (``ArrivalGate``), over every loop.
+    func arrivalsWaiting(changedBy delta: Int) {
+        waitingArrivals.record(waitingArrivalCount.add(delta, ordering: .relaxed).newValue)
+    }
 
     func connected() {
         accepted.increment()

@@ -75,7 +75,7 @@ public enum SyncServer {
                 reconnections: reconnections, metrics: metrics, logger: logger),
             settings: settings, messageBytes: limits.messageBytes, requestDeadline: idle, tls: tls,
             wheels: EventLoopLocal { TimerWheel(eventLoop: $0) },
-            arrivals: EventLoopLocal { [perLoop] in ArrivalGate(eventLoop: $0, limit: perLoop) },
+            arrivals: EventLoopLocal { [perLoop] in ArrivalGate(eventLoop: $0, limit: perLoop, metrics: metrics) },
             health: {
                 let healthy = await answers(main.pool, logger: logger)
                 return (
