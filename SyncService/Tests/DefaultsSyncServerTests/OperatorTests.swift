@@ -151,10 +151,11 @@ struct OperatorTests {
             environment: ["DEFAULTS_SYNC_DATABASE_URL": url, "PGPASSFILE": passFile])
         _ = try await server.line(timeout: .seconds(60)) { $0.hasPrefix("listening on ") }
         // Stopped as it starts: what it asked of the database meanwhile is answered, not left
-        // to its deadline of 30 s.
+        // to its deadline of 30 s. (A request may still ask the pool in the moment between
+        // `DatabasePool` letting requests go and PostgresNIO's `run()` beginning, which PostgresNIO
+        // warns of and then answers: CI saw it once on a busy machine, so the warning is no proof.)
         server.signal(SIGTERM)
-        #expect(try await server.wait(timeout: .seconds(20)) == .exited(0))
-        #expect(!server.error.contains("run()` hasn't been called"), "\(server.error)")
+        #expect(try await server.wait(timeout: .seconds(20)) == .exited(0), "\(server.error)")
     }
 
     /// The status code and body of a GET, through curl.
