@@ -78,8 +78,11 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .target(name: "TestSupportStartup", path: "Tests/TestSupportStartup"),
+        // Tests/SyncHelper as this package builds it, under its own name: CI builds both packages
+        // into one build folder, where the main package's DefaultsSyncTestHelper (which takes
+        // `--clock-offset`) must not be overwritten by this one (which cannot).
         .executableTarget(
-            name: "DefaultsSyncTestHelper",
+            name: "DefaultsSyncServiceTestHelper",
             dependencies: [
                 .product(name: "Defaults", package: "swift-defaults"),
                 .product(name: "DefaultsPostgres", package: "swift-defaults"),
@@ -93,7 +96,7 @@ let package = Package(
         .testTarget(
             name: "DefaultsSyncServerTests",
             dependencies: [
-                "DefaultsSyncServer", "DefaultsSyncServerCommand", "DefaultsSyncTestHelper", "TestSupport",
+                "DefaultsSyncServer", "DefaultsSyncServerCommand", "DefaultsSyncServiceTestHelper", "TestSupport",
                 .product(name: "DefaultsSyncClient", package: "swift-defaults"),
                 .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -101,7 +104,9 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The machines it starts are DefaultsSyncServiceTestHelper (`SyncProcess`).
+            swiftSettings: [.define("SYNC_SERVICE_PACKAGE")]
         ),
     ],
     swiftLanguageModes: [.v6]

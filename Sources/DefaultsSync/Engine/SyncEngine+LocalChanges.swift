@@ -31,11 +31,10 @@ extension SyncEngine {
             break
         case .changed(let isFoundBeforeSyncing):
             do {
-                try recordPending(
+                let stamp = try recordPending(
                     name, held: held, replacing: entry, isFoundBeforeSyncing: isFoundBeforeSyncing, in: id, &state)
                 recording.hasChanges = true
-                let stamp = synced.journal.entry(forKey: name).map { "\($0.timestamp)" } ?? "?"
-                recording.notes.append("local change of \"\(name)\" at \(stamp)")
+                recording.notes.append("local change of \"\(name)\"" + (stamp.map { " at \($0)" } ?? ""))
             } catch {
                 state.session.problems.raise(.value, "\(error)")
                 recording.problems.append("\(error)")
@@ -43,19 +42,21 @@ extension SyncEngine {
         }
     }
 
-    /// Records `held` as the pending change of `name`, encoded as it is pushed; throws, recording
-    /// nothing, when it cannot be (over the size limit, say).
+    /// Records `held` as the pending change of `name`, encoded as it is pushed, and returns its
+    /// stamp; throws, recording nothing, when it cannot be (over the size limit, say).
+    @discardableResult
     func recordPending(
         _ name: String, held: PropertyListValue?, replacing entry: SyncJournal.Entry?,
         isFoundBeforeSyncing: Bool = false, in id: ObjectIdentifier, _ state: inout State
-    ) throws(SyncValue.Problem) {
-        guard let synced = state.suites[id] else { return }
+    ) throws(SyncValue.Problem) -> SyncTimestamp? {
+        guard let synced = state.suites[id] else { return nil }
         let data = try SyncValue.encode(held, key: name)
         let digest = SyncValue.digest(of: held)
         let pending = SyncRules.pendingEntry(
             digest: digest, replacing: entry, isFoundBeforeSyncing: isFoundBeforeSyncing, clock: state.clock)
         synced.journal.setEntry(pending, forKey: name)
         state.suites[id]?.encoded[name] = (data, digest)
+        return pending.timestamp
     }
 
     /// Logs what recording found and queues a push when there is one; with no lock held.

@@ -1,8 +1,9 @@
 import Foundation
 import TestSupport
 
-/// A running `DefaultsSyncTestHelper`: one machine with its own config directory, driven by
-/// commands on its stdin (see Tests/SyncHelper/main.swift).
+/// A running `DefaultsSyncTestHelper` (`DefaultsSyncServiceTestHelper` in the sync service's
+/// tests): one machine with its own config directory, driven by commands on its stdin (see
+/// Tests/SyncHelper/main.swift).
 final class SyncProcess: Sendable {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -10,7 +11,13 @@ final class SyncProcess: Sendable {
 
     let child: ChildProcess
 
+    #if SYNC_SERVICE_PACKAGE
+    // Tests/SyncHelper as the sync service's package builds it, beside the main package's in CI's
+    // build folder (SyncService/Package.swift).
+    static let helperPath = builtExecutable("DefaultsSyncServiceTestHelper")
+    #else
     static let helperPath = builtExecutable("DefaultsSyncTestHelper")
+    #endif
 
     /// Starts a machine syncing through `url` (none when `nil`; `ws://…` for the sync service, with
     /// `token`, or with a token provider reading `tokenFile` each time it is asked, or printed by

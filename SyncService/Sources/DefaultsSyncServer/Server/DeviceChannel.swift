@@ -157,9 +157,7 @@ final class WaitingArrival: ChannelInboundHandler, RemovableChannelHandler {
     static let name = "waiting-arrival"
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case ChannelEvent.inputClosed = event {
-            context.close(promise: nil)
-        } else if event is ChannelShouldQuiesceEvent {
+        if event is ChannelShouldQuiesceEvent || (event as? ChannelEvent) == .inputClosed {
             context.close(promise: nil)
         }
         context.fireUserInboundEventTriggered(event)

@@ -6,8 +6,7 @@ import Synchronization
 /// metrics listener, for Prometheus): connections, messages, refusals, devices closed as slow
 /// consumers and refused as they connected again too soon, requests refused past their user's
 /// share of the database, connections waiting their turn to arrive, and the lag from a commit to
-/// its fan-out. The heap is read at each
-/// scrape (``ProcessHeap``).
+/// its fan-out. The heap is read at each scrape (``ProcessHeap``).
 final class ServerMetrics: Sendable {
     private let connectionCount = Atomic<Int>(0)
     private let connections = Gauge(label: "defaults_sync_connections")
