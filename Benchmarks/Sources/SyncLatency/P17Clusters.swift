@@ -122,6 +122,7 @@ enum P17Clusters {
                 + String(
                     format: "p50 %.2f ms, p99 %.2f ms, PostgreSQL's CPU time %.1f s (2 clusters' p99: %.2fx)",
                     one.all.p50, one.all.p99, cpu.one, two.all.p99 / one.all.p99)
+                + "; \(two.machineDescription)"
                 + " (target half the users and rows on each, ±10 %; p99 <= 50 ms and <= 1.5x one cluster's; none "
                 + "lost: " + (missed.isEmpty ? "met" : "NOT met: " + missed.joined(separator: ", ")) + ")")
         fflush(nil)

@@ -232,6 +232,15 @@ struct OrdinaryRun {
         residentBytes: Double.nan, anonymousBytes: Double.nan, descriptors: Double.nan, heapBytes: Double.nan
     )
     var complete = false
+    /// What the machine did from the writes' start to the last result (``MachineTime``).
+    var machine: (busy: Double, stolen: Double, idle: Double) = (.nan, .nan, .nan)
+
+    /// The machine's share of the line: a p99 measured while the hypervisor took the CPU is its.
+    var machineDescription: String {
+        String(
+            format: "the machine during the writes: %.0f %% busy, %.0f %% stolen by the hypervisor, %.0f %% idle",
+            machine.busy, machine.stolen, machine.idle)
+    }
 }
 let p11Users = 250
 let p11DevicesPerUser = 4
@@ -279,6 +288,7 @@ let p11ManyUsers = 2_500
     for peer in stores + witnesses {
         peer.send("go \(start)")
     }
+    let machineAtStart = MachineTime.now()
     /// What `peers` received: counts and delivery times.
     func results(of peers: [Peer]) throws -> (
         expected: Int, received: Int, duplicated: Int, failedWrites: Int, latencies: [Double]
@@ -299,6 +309,7 @@ let p11ManyUsers = 2_500
     }
     let bare = try results(of: stores)
     let witnessed = try results(of: witnesses)
+    run.machine = MachineTime.shares(from: machineAtStart, to: MachineTime.now())
     (run.all, run.observed) = (percentiles(bare.latencies + witnessed.latencies), percentiles(witnessed.latencies))
     run.expected = bare.expected + witnessed.expected
     run.received = bare.received + witnessed.received
@@ -333,6 +344,7 @@ let p11ManyUsers = 2_500
                     + "(malloc), %.2f file descriptors",
                 run.perConnection.residentBytes / 1024, run.perConnection.anonymousBytes / 1024,
                 run.perConnection.heapBytes / 1024, run.perConnection.descriptors)
+            + "; \(run.machineDescription)"
             + " (target p99 <= 50 ms, none lost or duplicated, <= 16 KB resident per connection: "
             + (missed.isEmpty ? "met" : "NOT met: " + missed.joined(separator: ", ")) + ")")
     fflush(nil)
@@ -391,6 +403,7 @@ if !p14Variants.isEmpty {
                 + "opened; the ordinary devices: \(run.received) of \(run.expected) deliveries, "
                 + "\(run.duplicated) duplicated, "
                 + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", run.all.p50, run.all.p99, run.all.max)
+                + "; \(run.machineDescription)"
                 + " (target <= 2 MB per device, p99 <= 50 ms, none lost: \(met ? "met" : "NOT met"))")
         fflush(nil)
     }
@@ -425,6 +438,7 @@ if wanted("P19") {
             + String(
                 format: "; the same devices without it, just before: p50 %.2f ms, p99 %.2f ms (%d of %d; p99 %.2fx)",
                 alone.all.p50, alone.all.p99, alone.received, alone.expected, run.all.p99 / alone.all.p99)
+            + "; \(run.machineDescription)"
             + " (target p99 <= 50 ms, none lost or duplicated: \(met ? "met" : "NOT met"))")
     fflush(nil)
 }

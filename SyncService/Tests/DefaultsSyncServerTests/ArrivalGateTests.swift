@@ -119,6 +119,28 @@ import Testing
         }
     }
 
+    /// `defaults_sync_arrivals_waiting` counts the connections waiting on every loop of the
+    /// instance, and each leaves it once, let through or closed.
+    @Test func theInstancesGaugeCountsTheWaitingOnEveryLoop() throws {
+        let metrics = ServerMetrics()
+        let loops = [EmbeddedEventLoop(), EmbeddedEventLoop()]
+        let gates = loops.map { ArrivalGate(eventLoop: $0, limit: 1, metrics: metrics) }
+        let arriving = try loops.map { try channels(3, on: $0) }
+        let outcomes = Outcomes()
+        for (gate, channels) in zip(gates, arriving) {
+            for (index, channel) in channels.enumerated() {
+                gate.enter(channel, user: "u\(index)").whenSuccess { outcomes.passes[outcomes.passes.count] = $0 }
+            }
+        }
+        #expect(metrics.currentArrivalsWaiting == 4 && outcomes.passes.count == 2)
+        // One waiter hangs up on the first loop; the second loop's first arrival ends.
+        _ = try arriving[0][2].finish()
+        _ = try arriving[1][0].finish()
+        #expect(metrics.currentArrivalsWaiting == 2 && outcomes.passes.count == 3)
+        for channels in arriving { for channel in channels where channel.isActive { _ = try channel.finish() } }
+        #expect(metrics.currentArrivalsWaiting == 0 && gates.allSatisfy { $0.arriving == 0 })
+    }
+
     @Test func theInstancesLimitIsSpreadOverItsLoopsRoundingUp() {
         var configuration = SyncServerConfiguration(databaseURL: "postgres://localhost/db", tokenKeyFiles: [])
         #expect(configuration.arrivingConnections(perLoopOf: 8) == 16)

@@ -28,6 +28,8 @@ final class ServerMetrics: Sendable {
     private let waitingArrivals = Gauge(label: "defaults_sync_arrivals_waiting")
 
     var currentConnections: Int { connectionCount.load(ordering: .relaxed) }
+    /// What `defaults_sync_arrivals_waiting` reads now.
+    var currentArrivalsWaiting: Int { waitingArrivalCount.load(ordering: .relaxed) }
 
     /// Connections waiting their turn to arrive (``ArrivalGate``), over every loop.
     func arrivalsWaiting(changedBy delta: Int) {
