@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// A statement whose text is fixed by its type, its values all bound: PostgreSQL parses and
 /// analyses it once on each connection that runs it (a prepared statement named after the type),
@@ -37,10 +38,21 @@ extension PostgresConnection {
 /// PostgresNIO's prepared statement for a ``FixedStatement``: its rows as they come.
 private struct Prepared<Statement: FixedStatement>: PostgresPreparedStatement {
     typealias Row = PostgresRow
-    static var name: String { String(reflecting: Statement.self) }
+    /// The type's full name, found once: PostgresNIO asks for it on every run, and spelling a type
+    /// out took 1.4 % of a sync server's CPU (Benchmarks/README.md, P11's profile).
+    static var name: String {
+        let type = ObjectIdentifier(Statement.self)
+        if let name = preparedNames.withLock({ $0[type] }) { return name }
+        let name = String(reflecting: Statement.self)
+        preparedNames.withLock { $0[type] = name }
+        return name
+    }
     static var sql: String { Statement.sql }
     let bindings: PostgresBindings
 
     func makeBindings() -> PostgresBindings { bindings }
     func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
 }
+
+/// ``Prepared``'s names, by statement type (a generic type has no stored static property).
+private let preparedNames = Mutex<[ObjectIdentifier: String]>([:])

@@ -87,6 +87,28 @@ struct FanoutTests {
         #expect(Announcement(payload: header)?.records == nil)
         #expect(Announcement(payload: "t 7 eight 99") == nil)
         #expect(Announcement(payload: "t 7 8") == nil)
+
+        // Records that do not account for every number from `after` to `latest` stay behind.
+        #expect(Announcement(tag: "t", after: 6, latest: 8, committed: 99, records: small).payload == "t 6 8 99")
+        var unnumbered = small
+        unnumbered[0].seq = nil
+        #expect(Announcement(tag: "t", after: 7, latest: 8, committed: 99, records: unnumbered).payload == "t 7 8 99")
+    }
+
+    /// The frame an instance forwards as it came is, byte for byte, the one it would encode.
+    @Test func aForwardedChangeIsTheMessageItWouldEncode() throws {
+        let records = [
+            WireRecord(key: "a/b", value: Data([0xFB, 0xFF, 0x00, 0x3E]), wall: 1, counter: 2, origin: "o\"1", seq: 4),
+            WireRecord(key: "é\u{0}✓", value: nil, wall: 3, counter: 0, origin: "o", seq: 5),
+            WireRecord(key: "k", value: Data(), wall: -1, counter: Int64.max, origin: "", seq: 6),
+        ]
+        let announcement = try #require(
+            Announcement(
+                payload: Announcement(tag: "t", after: 3, latest: 6, committed: 99, records: records).payload))
+        let frame = try #require(announcement.changedFrame)
+        #expect(frame == DeviceOutbox.frame(of: ServerMessage(kind: .changed, latest: 6, records: records)))
+        let sent = try SyncProtocol.decode(ServerMessage.self, from: String(buffer: frame))
+        #expect(sent.kind == .changed && sent.latest == 6 && sent.records == records)
     }
 }
 

@@ -2,6 +2,7 @@ import DefaultsSyncProtocol
 import DefaultsSyncSQL
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
@@ -125,7 +126,15 @@ actor ChangeFanout: Service {
     /// A push's announcement (``Announcement``).
     private func announced(_ announcement: Announcement) {
         guard let group = groups[announcement.tag], announcement.latest > group.latest else { return }
-        // Forwarded in order, without the database, when nothing is missing before it.
+        // Forwarded in order, without the database, when nothing is missing before it: as it
+        // came when the devices have seen everything before it, else the part they have not.
+        if !group.isFetching, group.latest == announcement.after, let frame = announcement.changedFrame {
+            groups[announcement.tag]?.latest = announcement.latest
+            send(frame: frame, to: group)
+            metrics.broadcast(
+                records: Int(announcement.latest - announcement.after), committedAt: announcement.committed)
+            return
+        }
         if !group.isFetching, group.latest >= announcement.after, let records = announcement.records,
             announcement.accounts(for: records)
         {
@@ -171,6 +180,10 @@ actor ChangeFanout: Service {
     /// Encodes `message` once, however many devices the group has: they share its buffer.
     private func send(_ message: ServerMessage, to group: Group) {
         guard !group.devices.isEmpty, let frame = DeviceOutbox.frame(of: message) else { return }
+        send(frame: frame, to: group)
+    }
+
+    private func send(frame: ByteBuffer, to group: Group) {
         for device in group.devices.values {
             device.outbox.send(frame: frame)
         }

@@ -1,13 +1,15 @@
 import DefaultsSyncProtocol
 import Foundation
+import NIOCore
 
 /// What a committed push tells every instance, as the sealed text (``AnnouncementSeal``) of one
 /// notification on ``ServiceSchema/channel``: `<owner tag> <after> <latest> <commit ms>[ <records>]`.
 ///
 /// `after` is the owner's last number before the push and `latest` its last after it; the pushed
 /// records took every number in between, one each (pushes hold the owner's lock). They ride
-/// along as JSON when they fit in a notification, so that an instance whose devices have seen
-/// `after` forwards them without reading the database; otherwise it fetches them.
+/// along as JSON when they fit in a notification and account for those numbers (checked as it is
+/// made), so that an instance whose devices have seen `after` forwards them as they came
+/// (``changedFrame``), without reading the database or decoding them; otherwise it fetches them.
 struct Announcement {
     /// The most a sealed notification carries (PostgreSQL refuses a payload of 8,000 bytes or more).
     static let payloadLimit = AnnouncementSeal.textLimit
@@ -26,7 +28,8 @@ struct Announcement {
         self.committed = committed
         // Their names and values alone over the limit: not encoded only to be left out.
         let least = records.reduce(0) { $0 + $1.key.utf8.count + ($1.value?.count ?? 0) }
-        recordsText = least > Self.payloadLimit ? nil : (try? SyncProtocol.encode(records)).map { Substring($0) }
+        guard least <= Self.payloadLimit, accounts(for: records) else { return }
+        recordsText = (try? SyncProtocol.encode(records)).map { Substring($0) }
     }
 
     init?(payload: String) {
@@ -50,6 +53,14 @@ struct Announcement {
     /// The pushed records, when they rode along.
     var records: [WireRecord]? {
         recordsText.flatMap { try? SyncProtocol.decode([WireRecord].self, from: String($0)) }
+    }
+
+    /// The `changed` message of the pushed records, when they rode along, for devices that have
+    /// seen `after`: their JSON spliced in as it came, the bytes `DeviceOutbox.frame(of:)` makes of
+    /// `ServerMessage(kind: .changed, latest: latest, records: records)` (FanoutTests hold them
+    /// equal), so that a fan-out neither decodes nor encodes them.
+    var changedFrame: ByteBuffer? {
+        recordsText.map { ByteBuffer(string: #"{"kind":"changed","latest":\#(latest),"records":\#($0)}"#) }
     }
 
     /// Whether `records` are what the announcement says was numbered: one each for every number

@@ -17,20 +17,27 @@ enum DeclareOwner: FixedStatement {
 /// Forgets the owner's removals older than `$3` days: `$1` user, `$2` namespace.
 enum SweepTombstones: FixedStatement {
     static let sql = """
-        DELETE FROM defaults_sync_service_values
-        WHERE user_id = $1 AND namespace = $2 AND value IS NULL
-            AND updated_at < now() - make_interval(days => $3::integer)
+        DELETE FROM defaults_sync_service_values AS swept
+        WHERE user_id = $1 AND namespace = $2 AND \(expired("swept", days: "$3"))
         """
+
+    /// Whether the row `alias` is a removal older than the days bound at `placeholder`: what the
+    /// sweep forgets, and ``OwnerUsage`` counts so that a push sweeps only when there is any.
+    static func expired(_ alias: String, days placeholder: String) -> String {
+        "\(alias).value IS NULL AND \(alias).updated_at < now() - make_interval(days => \(placeholder)::integer)"
+    }
 }
 
-/// What the owner stores (its keys, bytes and head) and the stored versions of the keys `$3`
-/// (a text array), one row per key found: `$1` user, `$2` namespace.
+/// What the owner stores (its keys, bytes, removals to sweep and head) and the stored versions of
+/// the keys `$3` (a text array), one row per key found: `$1` user, `$2` namespace, `$4` the days a
+/// removal is kept (``SweepTombstones``).
 enum OwnerUsage: FixedStatement {
     static let sql = """
-        SELECT totals.keys, totals.bytes, head.latest,
+        SELECT totals.keys, totals.bytes, totals.expired, head.latest,
             stored.key, \(Usage.rowBytes("stored")), stored.clock_wall, stored.clock_counter, stored.clock_origin
         FROM (
-            SELECT count(*) AS keys, coalesce(sum(\(Usage.rowBytes("counted"))), 0)::bigint AS bytes
+            SELECT count(*) AS keys, coalesce(sum(\(Usage.rowBytes("counted"))), 0)::bigint AS bytes,
+                count(*) FILTER (WHERE \(SweepTombstones.expired("counted", days: "$4"))) AS expired
             FROM defaults_sync_service_values AS counted
             WHERE user_id = $1 AND namespace = $2
         ) AS totals

@@ -163,8 +163,13 @@ public final class ServiceStorage: Sendable {
     ) async throws -> [String: String] {
         try await transaction(of: owner, locking: true) { connection in
             var refused = refused
-            try await self.sweepTombstones(of: owner, on: connection)
             var usage = try await self.usage(of: owner, keys: candidates.map(\.key), on: connection)
+            // Expired removals still count until swept: swept here, under the owner's lock, and
+            // counted again (a round trip saved on every push that has none).
+            if usage.expiredRemovals > 0 {
+                try await self.sweepTombstones(of: owner, on: connection)
+                usage = try await self.usage(of: owner, keys: candidates.map(\.key), on: connection)
+            }
             if let reason = try await self.namespaceRefusal(of: owner, usage: usage, on: connection) {
                 for record in candidates { refused[record.key] = reason }
                 return refused
@@ -263,11 +268,13 @@ public final class ServiceStorage: Sendable {
         var usage = Usage()
         var bindings = owner.rows.ownerBindings
         bindings.append(keys)
+        bindings.append(limits.tombstoneDays)
         let rows = try await connection.run(OwnerUsage.self, bindings, logger: logger)
         for try await row in rows {
-            let (keys, bytes, latest, key, size, wall, counter, origin) = try row.decode(
-                (Int64, Int64, Int64?, String?, Int64?, Int64?, Int64?, String?).self)
+            let (keys, bytes, expired, latest, key, size, wall, counter, origin) = try row.decode(
+                (Int64, Int64, Int64, Int64?, String?, Int64?, Int64?, Int64?, String?).self)
             (usage.keys, usage.bytes, usage.latest, usage.hasHead) = (Int(keys), Int(bytes), latest ?? 0, latest != nil)
+            usage.expiredRemovals = Int(expired)
             if let key, let size, let wall, let counter, let origin {
                 usage.stored[key] = (Int(size), WireStamp(key: key, wall: wall, counter: counter, origin: origin))
             }
@@ -278,8 +285,10 @@ public final class ServiceStorage: Sendable {
 
 /// An owner's keys and bytes during one push, to hold it to the quotas.
 struct Usage {
-    /// Keys stored, removals not yet expired included.
+    /// Keys stored, removals included (expired ones until swept).
     var keys = 0
+    /// Removals older than ``ServiceLimits/tombstoneDays``, to sweep before the quotas are counted.
+    var expiredRemovals = 0
     /// Bytes stored: each key's name, value and origin (``rowBytes(_:)``).
     var bytes = 0
     /// The owner's last number before the push.
