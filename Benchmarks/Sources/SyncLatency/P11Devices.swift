@@ -11,8 +11,8 @@ import Synchronization
 /// P11_TOKENS (a file, one token a line, one per user). Replies `connected`, then on
 /// `go <start epoch seconds>` writes its share (user u's write n is made by slot n % devices, at
 /// start + n + u / users seconds, key `p11-<u>-<n>`, value the wall time it was written), and
-/// replies `result <expected> <received> <duplicated>` and `latencies <ms,...>` of the other
-/// slots' writes it received.
+/// replies `result <expected> <received> <duplicated> <failed writes> <late>` and
+/// `latencies <ms,...>` of the other slots' writes it received (``report(_:expected:writesEnd:)``).
 enum P11Devices {
     struct Tally {
         var latencies: [Double] = []
@@ -46,6 +46,10 @@ enum P11Devices {
     static func connectWait(connections: Int) -> TimeInterval {
         max(120, Double(connections) * 0.1)
     }
+
+    /// How long past the 10 s after the writes' end a device waits for deliveries still missing,
+    /// which then count as late, not lost.
+    static let lateWindow: TimeInterval = 60
 
     /// The writes of all of P11's users together, each second (the witness's own aside).
     static let writesPerSecond = 250.0
@@ -175,14 +179,24 @@ enum P11Devices {
     }
 
     /// Waits until the run's writes end (`writesEnd`, seconds since 1970) and up to 10 s more for
-    /// the changes still on their way, then replies with what arrived.
+    /// the changes still on their way, then, for those still missing, up to ``lateWindow`` more, so
+    /// that a delivery an overloaded machine made late is told from one lost. Replies with what
+    /// arrived, and how much of it late.
     private static func report(_ counters: Counters, expected: Int, writesEnd: TimeInterval = 0) async {
+        func received() -> Int { counters.tally.withLock { $0.received.count } }
         let settle = max(Date(), Date(timeIntervalSince1970: writesEnd)).addingTimeInterval(10)
-        while counters.tally.withLock({ $0.received.count }) < expected, Date() < settle {
+        while received() < expected, Date() < settle {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        let inTime = received()
+        let late = settle.addingTimeInterval(lateWindow)
+        while received() < expected, Date() < late {
             try? await Task.sleep(for: .milliseconds(20))
         }
         let result = counters.tally.withLock { $0 }
-        Child.reply("result \(expected) \(result.received.count) \(result.duplicated) \(result.failedWrites)")
+        Child.reply(
+            "result \(expected) \(result.received.count) \(result.duplicated) \(result.failedWrites) "
+                + "\(result.received.count - inTime)")
         if let failure = result.firstFailure {
             FileHandle.standardError.write(Data("p11 device: a write failed: \(failure)\n".utf8))
         }

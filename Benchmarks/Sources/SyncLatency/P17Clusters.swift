@@ -115,7 +115,7 @@ enum P17Clusters {
                 + "on 2 PostgreSQL clusters (nodes a and b): users \(users[0]) and \(users[1]), rows \(rows[0]) and "
                 + "\(rows[1]), PostgreSQL's CPU time "
                 + String(format: "%.1f s and %.1f s", cpu.two[0], cpu.two[1])
-                + "; \(two.received) of \(two.expected) deliveries, \(two.duplicated) duplicated, "
+                + "; \(two.deliveriesDescription), \(two.duplicated) duplicated, "
                 + String(format: "p50 %.2f ms, p99 %.2f ms, max %.2f ms", two.all.p50, two.all.p99, two.all.max)
                 + "; on 1 cluster just before (\(one.connections) connections): \(one.received) of \(one.expected), "
                 + "\(one.duplicated) duplicated, "

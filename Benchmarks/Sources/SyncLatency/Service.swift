@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// `defaults-sync-server` instances over the benchmark's PostgreSQL, started from
 /// `$DEFAULTS_SYNC_SERVER` or else the `SyncService/` package's release build (built first when
@@ -11,6 +12,9 @@ final class Service {
     static let packageDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("SyncService")
+
+    /// How long an instance may take to print its ports.
+    static let startLimit: TimeInterval = 60
 
     let executable: String
     let keyFile: String
@@ -42,13 +46,25 @@ final class Service {
             let output = Pipe()
             process.standardOutput = output
             try process.run()
+            // An instance that never listens (one hung at its start, ignoring SIGTERM, on
+            // 2026-12-03) is killed, which ends the wait below, rather than waited on for ever.
+            let listened = Atomic<Bool>(false)
+            let pid = process.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.startLimit) {
+                if !listened.load(ordering: .relaxed) { kill(pid, SIGKILL) }
+            }
             // `listening on HOST:PORT` and `metrics on HOST:PORT`, in either order.
             var lines = Data()
             while lines.filter({ $0 == UInt8(ascii: "\n") }).count < 2 {
                 let data = output.fileHandleForReading.availableData
-                guard !data.isEmpty else { throw Failure(description: "the server exited before listening") }
+                guard !data.isEmpty else {
+                    throw Failure(
+                        description:
+                            "the server exited (or was killed, silent for \(Int(Self.startLimit)) s) before listening")
+                }
                 lines += data
             }
+            listened.store(true, ordering: .relaxed)
             let text = String(decoding: lines, as: UTF8.self)
             func port(_ prefix: String) -> Int? {
                 text.split(separator: "\n").first { $0.hasPrefix(prefix) }?.split(separator: ":").last.flatMap {
