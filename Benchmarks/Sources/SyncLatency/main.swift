@@ -239,13 +239,13 @@ struct OrdinaryRun {
     /// What the machine did from the writes' start to the last result (``MachineTime``).
     var machine: (busy: Double, stolen: Double, idle: Double) = (.nan, .nan, .nan)
 
-    /// The machine's share of the line: a p99 measured while the hypervisor took the CPU is its.
     /// Received of expected, and how many late.
     var deliveriesDescription: String {
         "\(received) of \(expected) deliveries"
             + (late > 0 ? " (\(late) of them more than 10 s after the writes' end)" : "")
     }
 
+    /// The machine's share of the line: a p99 measured while the hypervisor took the CPU is its.
     var machineDescription: String {
         String(
             format: "the machine during the writes: %.0f %% busy, %.0f %% stolen by the hypervisor, %.0f %% idle",
