@@ -75,8 +75,9 @@ public struct SyncServerConfiguration: Sendable {
     /// The most device connections arriving at once (their token verified, their device
     /// registered, their welcome queued), spread over the instance's event loops, a user's devices
     /// a quarter of them; the others wait, unread, each user's in order and the users in turn
-    /// (``ArrivalGate``). `nil`, the default: 16 for each event loop, one loop per core. What an arrival allocates for a moment, ten thousand devices
-    /// reconnecting at once would otherwise hold together, leaving the allocator that much larger.
+    /// (``ArrivalGate``). `nil`, the default: 16 for each event loop, one loop per core. What an
+    /// arrival allocates for a moment, ten thousand devices reconnecting at once would otherwise
+    /// hold together, leaving the allocator that much larger.
     public var arrivingConnections: Int?
 
     /// The most connections arriving at once on each of `loops` event loops: ``arrivingConnections``
