@@ -122,7 +122,10 @@ let package = Package(
         ),
         // `@ObservableDefault` for `@Observable` classes.
         .target(name: "DefaultsMacros", dependencies: ["Defaults", "DefaultsMacrosPlugin"]),
-        .executableTarget(name: "DefaultsExample", dependencies: ["Defaults"], plugins: ["DefaultsSchemaPlugin"]),
+        // The README's example program. `DefaultsSchemaPlugin` is applied in Examples/, a package
+        // apart: SwiftPM would build a plugin used here, and swift-syntax for its tool, in every
+        // package that depends on this one.
+        .executableTarget(name: "DefaultsExample", dependencies: ["Defaults"]),
         // Finds the keys a target's sources declare, for `DefaultsSchemaPlugin`.
         .executableTarget(
             name: "DefaultsKeyFinder",

@@ -27,7 +27,6 @@ extension Defaults.Keys {
         "window", default: Window(width: 800, height: 600), description: "The window's size, in points.")
     static let recentFiles = Key<[URL]>(
         "recentFiles", default: [], description: "The files opened last, the latest first (three at most).")
-    /// Not used by this version of the program: the schema lists it all the same.
     static let showsToolbar = Key<Bool>(
         "showsToolbar", default: true, description: "Whether the window shows its toolbar.")
 }
@@ -45,10 +44,11 @@ print("  theme:        \(Defaults[.theme].rawValue)")
 print("  font size:    \(Defaults[.fontSize])")
 print("  window:       \(Defaults[.window].width)×\(Defaults[.window].height)")
 print("  recent files: \(Defaults[.recentFiles].map(\.path).joined(separator: ", "))")
+print("  toolbar:      \(Defaults[.showsToolbar] ? "shown" : "hidden")")
 
-// The schema lists every key above, used or not (`DefaultsSchemaPlugin`, applied to this target
-// in Package.swift, finds them in the sources): `defaults keys`, `describe` and `range` read it,
-// and `defaults write` checks values against it.
+// The schema lists every key used above: `defaults keys`, `describe` and `range` read it, and
+// `defaults write` checks values against it. A key not used yet reaches it through
+// `DefaultsSchemaPlugin`, applied to an app's target as Examples/ shows.
 do {
     try Defaults.exportSchema()
 } catch {

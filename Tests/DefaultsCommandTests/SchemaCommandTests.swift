@@ -61,11 +61,33 @@ struct SchemaCommandTests {
         #expect(lines.contains("fontSize (integer, Swift.Int), default 12, allows 8 through 72"), "\(keys.output)")
         #expect(lines.contains { $0.hasPrefix("launchCount (integer, Swift.Int) = 1, default 0") })
         #expect(lines.contains("    The colors of the window."))
-        // Never used by the program: listed because DefaultsSchemaPlugin found it in the sources.
         #expect(lines.contains("showsToolbar (boolean, Swift.Bool), default 1"), "\(keys.output)")
         let refused = try sandbox.run("write", "defaults-example", "theme", "purple")
         #expect(refused.status == 1)
         #expect(refused.error.contains("allows one of light, dark, system, and purple is not among them"))
+    }
+
+    /// Examples/' program, built into this build's folder by
+    /// `swift build --package-path Examples --scratch-path .build` (as `.ci/run` does).
+    static let pluginExample = builtExecutable("schema-plugin-example")
+
+    @Test(
+        "With DefaultsSchemaPlugin applied (Examples/), the schema lists a key the program never reads",
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: pluginExample),
+            "build it first: swift build --package-path Examples --scratch-path .build"))
+    func pluginListsKeysNeverRead() throws {
+        let sandbox = try CommandSandbox()
+        let run = try ChildProcess.run(Self.pluginExample, environment: sandbox.environment)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.output.contains("schema: \(sandbox.dataHome.path)/defaults/schemas/schema-plugin-example.json"))
+        let keys = try sandbox.run("keys", "schema-plugin-example")
+        #expect(keys.status == 0, "\(keys)")
+        let lines = keys.output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("volume (integer, Swift.Int), default 5, allows 0 through 10"), "\(keys.output)")
+        // Never read by the program: listed because the plugin found it in the sources.
+        #expect(lines.contains("showsToolbar (boolean, Swift.Bool), default 1"), "\(keys.output)")
+        #expect(lines.contains("    Whether the window shows its toolbar."))
     }
 
     @Test("Keys added in a later release reach the schema when that release runs, with no list kept")
