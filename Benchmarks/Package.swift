@@ -59,7 +59,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "RatioReport",
-            dependencies: ["BenchmarkFixtures", .product(name: "Defaults", package: "swift-defaults")]
+            dependencies: [
+                "BenchmarkFixtures",
+                .product(name: "Defaults", package: "swift-defaults"),
+                .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -27,7 +27,13 @@ public struct ServiceLimits: Codable, Sendable, Hashable {
     public var userConnections: Int
     /// Days after which the server forgets a removal. A device offline for longer does not learn
     /// of it: it keeps the removed key, and its next change of that key stores it again.
+    /// `defaults-sync-server` takes them within ``tombstoneDaysAllowed``.
     public var tombstoneDays: Int
+
+    /// The days a removal may be kept: 100 years is as good as never forgetting, and with more
+    /// than about 2.4 million days its expiry would fall before PostgreSQL's earliest date
+    /// (4713 BC), or past its 32-bit days, and every push would fail.
+    public static let tombstoneDaysAllowed = 1...36_500
 
     /// iCloud's key-value store limits, a 4 MB message, 50 messages a second, key names of 512
     /// bytes, origins of 128, 64 namespaces and 32 connections per user, removals kept 90 days.

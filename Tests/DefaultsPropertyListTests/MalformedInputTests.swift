@@ -1,5 +1,6 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Malformed and hostile input is an error, never a crash")

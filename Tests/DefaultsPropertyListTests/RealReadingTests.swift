@@ -1,5 +1,6 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 /// `<real>` text is read without `strtod` when it is short (ShortDecimal); whatever the path, the

@@ -1,5 +1,6 @@
 import DefaultsPropertyList
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Round trips through our XML writer and reader")

@@ -69,7 +69,7 @@ struct Serve: AsyncParsableCommand {
     var maxOriginBytes: String?
     @Option(help: "The most namespaces a user may write to (default 64).") var maxUserNamespaces: String?
     @Option(help: "The most connections of one user to this instance (default 32).") var maxUserConnections: String?
-    @Option(help: "Days after which removals are forgotten (default 90).") var tombstoneDays: String?
+    @Option(help: "Days after which removals are forgotten, 1 to 36500 (default 90).") var tombstoneDays: String?
     @Option(help: "The largest message, in bytes (default 4194304).") var maxMessageBytes: String?
     @Option(help: "Messages a second per user on this instance, on average (default 50).") var rateLimit: String?
     @Option(help: "Seconds between pings; a device that does not answer is disconnected (default 30).")
@@ -121,10 +121,14 @@ struct Serve: AsyncParsableCommand {
         guard limits.valueBytes > 0, limits.namespaceBytes > 0, limits.namespaceKeys > 0,
             limits.messageBytes >= 1024, limits.messagesPerSecond >= 0.001,
             limits.messagesPerSecond <= 1_000_000, limits.keyBytes > 0, limits.originBytes > 0,
-            limits.userNamespaces > 0, limits.userConnections > 0, limits.tombstoneDays > 0
+            limits.userNamespaces > 0, limits.userConnections > 0
         else {
             throw ValidationError(
                 "Limits must be positive, a message at least 1024 bytes, and --rate-limit from 0.001 to 1000000")
+        }
+        guard ServiceLimits.tombstoneDaysAllowed.contains(limits.tombstoneDays) else {
+            throw ValidationError(
+                "--tombstone-days must be from 1 to \(ServiceLimits.tombstoneDaysAllowed.upperBound) (100 years)")
         }
         configuration.limits = limits
         configuration.pingInterval = try seconds(pingInterval, "PING_INTERVAL", default: 30)

@@ -112,6 +112,35 @@ struct FanoutTests {
     }
 }
 
+/// What an instance does with an announcement for devices at each position: the database is
+/// read only when the records did not ride along or the devices missed some before them.
+@Suite struct AnnouncementDeliveryTests {
+    static let records = (4...6).map {
+        WireRecord(key: "k\($0)", value: Data("v".utf8), wall: $0, counter: 0, origin: "o", seq: Int64($0))
+    }
+    static let announcement = Announcement(
+        payload: Announcement(tag: "t", after: 3, latest: 6, committed: 99, records: records).payload)!
+
+    @Test func devicesThatSawEverythingBeforeThePushGetItsFrameAsItCame() throws {
+        let frame = try #require(Self.announcement.changedFrame)
+        #expect(Self.announcement.delivery(toDevicesAt: 3, fetching: false) == .forward(frame))
+    }
+
+    @Test func devicesThatSawPartOfThePushGetTheRestOnly() {
+        #expect(Self.announcement.delivery(toDevicesAt: 4, fetching: false) == .send(Array(Self.records.dropFirst())))
+        #expect(Self.announcement.delivery(toDevicesAt: 6, fetching: false) == .alreadySent)
+        #expect(Self.announcement.delivery(toDevicesAt: 9, fetching: false) == .alreadySent)
+    }
+
+    @Test func devicesThatMissedNumbersOrAreBeingFetchedForReadTheDatabase() {
+        #expect(Self.announcement.delivery(toDevicesAt: 2, fetching: false) == .fetch)
+        #expect(Self.announcement.delivery(toDevicesAt: 3, fetching: true) == .fetch)
+        let withoutRecords = Announcement(payload: "t 3 6 99")!
+        #expect(withoutRecords.delivery(toDevicesAt: 3, fetching: false) == .fetch)
+        #expect(withoutRecords.delivery(toDevicesAt: 6, fetching: false) == .alreadySent)
+    }
+}
+
 /// A flag one task raises and another waits for.
 final class Flag: Sendable {
     private let raised = Atomic<Bool>(false)

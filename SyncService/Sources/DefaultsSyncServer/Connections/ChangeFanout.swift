@@ -123,28 +123,25 @@ actor ChangeFanout: Service {
         (unopened, unopenedWarned) = (0, now)
     }
 
-    /// A push's announcement (``Announcement``).
+    /// A push's announcement (``Announcement``): forwarded in order, without the database when
+    /// nothing is missing before it.
     private func announced(_ announcement: Announcement) {
-        guard let group = groups[announcement.tag], announcement.latest > group.latest else { return }
-        // Forwarded in order, without the database, when nothing is missing before it: as it
-        // came when the devices have seen everything before it, else the part they have not.
-        if !group.isFetching, group.latest == announcement.after, let frame = announcement.changedFrame {
+        guard let group = groups[announcement.tag] else { return }
+        switch announcement.delivery(toDevicesAt: group.latest, fetching: group.isFetching) {
+        case .alreadySent:
+            return
+        case .forward(let frame):
             groups[announcement.tag]?.latest = announcement.latest
             send(frame: frame, to: group)
             metrics.broadcast(
                 records: Int(announcement.latest - announcement.after), committedAt: announcement.committed)
-            return
-        }
-        if !group.isFetching, group.latest >= announcement.after, let records = announcement.records,
-            announcement.accounts(for: records)
-        {
-            let fresh = records.filter { ($0.seq ?? 0) > group.latest }
+        case .send(let fresh):
             groups[announcement.tag]?.latest = announcement.latest
             send(ServerMessage(kind: .changed, latest: announcement.latest, records: fresh), to: group)
             metrics.broadcast(records: fresh.count, committedAt: announcement.committed)
-            return
+        case .fetch:
+            Task { await self.refresh(announcement.tag, committedAt: announcement.committed) }
         }
-        Task { await self.refresh(announcement.tag, committedAt: announcement.committed) }
     }
 
     /// Closes the user's connections whose token the revocation refuses, and remembers it for the

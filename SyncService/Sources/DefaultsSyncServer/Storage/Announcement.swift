@@ -63,6 +63,29 @@ struct Announcement {
         recordsText.map { ByteBuffer(string: #"{"kind":"changed","latest":\#(latest),"records":\#($0)}"#) }
     }
 
+    /// How the devices of one owner on an instance, sent everything up to `position`, get the
+    /// pushed records: the one decision of a fan-out, made without the database when it can be.
+    func delivery(toDevicesAt position: Int64, fetching: Bool) -> Delivery {
+        guard latest > position else { return .alreadySent }
+        // A fetch under way, or numbers missed before `after`: only the database has them in order.
+        guard !fetching, position >= after else { return .fetch }
+        if position == after, let frame = changedFrame { return .forward(frame) }
+        guard let records, accounts(for: records) else { return .fetch }
+        return .send(records.filter { ($0.seq ?? 0) > position })
+    }
+
+    /// What ``delivery(toDevicesAt:fetching:)`` decides.
+    enum Delivery: Equatable {
+        /// The devices were sent `latest` already.
+        case alreadySent
+        /// ``changedFrame``, as it came: the devices have seen `after`.
+        case forward(ByteBuffer)
+        /// The records they have not seen (some before, up to `after`, they have).
+        case send([WireRecord])
+        /// Read from the database: the records did not ride along, or the devices missed some before them.
+        case fetch
+    }
+
     /// Whether `records` are what the announcement says was numbered: one each for every number
     /// after `after` up to `latest`, in order. Only then may a group's position move to `latest`
     /// without reading the database.
