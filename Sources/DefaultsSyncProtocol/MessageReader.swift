@@ -100,7 +100,8 @@ struct MessageReader {
         static let all = allCases
     }
 
-    private mutating func record() -> WireRecord? {
+    /// A record, or with `isStamp` a stamp's members only (a record without value or number).
+    private mutating func record(isStamp: Bool = false) -> WireRecord? {
         var key: String?
         var value: Data?
         var wall: Int64?
@@ -113,7 +114,8 @@ struct MessageReader {
                 key = reader.string()
                 return key != nil
             // Base64, decoded as JSONDecoder decodes `Data`.
-            case .value: return reader.optional(&value) { $0.string().flatMap { Data(base64Encoded: $0) } }
+            case .value:
+                return !isStamp && reader.optional(&value) { $0.string().flatMap { Data(base64Encoded: $0) } }
             case .wall:
                 wall = reader.integer()
                 return wall != nil
@@ -123,41 +125,15 @@ struct MessageReader {
             case .origin:
                 origin = reader.string()
                 return origin != nil
-            case .seq: return reader.optional(&seq) { $0.integer() }
+            case .seq: return !isStamp && reader.optional(&seq) { $0.integer() }
             }
         }
         guard isRead, let key, let wall, let counter, let origin else { return nil }
         return WireRecord(key: key, value: value, wall: wall, counter: counter, origin: origin, seq: seq)
     }
 
-    private enum StampMember: String, Members {
-        case key, wall, counter, origin
-        static let all = allCases
-    }
-
     private mutating func stamp() -> WireStamp? {
-        var key: String?
-        var wall: Int64?
-        var counter: Int64?
-        var origin: String?
-        let isRead = members { (reader, member: StampMember) in
-            switch member {
-            case .key:
-                key = reader.string()
-                return key != nil
-            case .wall:
-                wall = reader.integer()
-                return wall != nil
-            case .counter:
-                counter = reader.integer()
-                return counter != nil
-            case .origin:
-                origin = reader.string()
-                return origin != nil
-            }
-        }
-        guard isRead, let key, let wall, let counter, let origin else { return nil }
-        return WireStamp(key: key, wall: wall, counter: counter, origin: origin)
+        record(isStamp: true).map { WireStamp(key: $0.key, wall: $0.wall, counter: $0.counter, origin: $0.origin) }
     }
 
     /// An object of strings by name, each name once.
