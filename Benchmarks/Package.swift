@@ -59,11 +59,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "RatioReport",
-            dependencies: [
-                "BenchmarkFixtures",
-                .product(name: "Defaults", package: "swift-defaults"),
-                .product(name: "DefaultsSyncProtocol", package: "swift-defaults"),
-            ]
+            dependencies: ["BenchmarkFixtures", .product(name: "Defaults", package: "swift-defaults")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -128,10 +128,6 @@ if arguments.count == 2, arguments[1] == "--schema-listing" {  // P15 alone
     measureSchemaListing()
     exit(0)
 }
-if arguments.count == 2, arguments[1] == "--message-decoding" {  // the sync service's messages, decoded
-    measureMessageDecoding()
-    exit(0)
-}
 if arguments.count == 2, arguments[1] == "--observers" {  // P6: a change seen by 1,000 observers
     print(format(writeCost(observers: 1_000)))
     exit(0)
@@ -421,10 +417,6 @@ let (readerShare, _) = try crossProcessLatencies(directory: directory, count: 20
 row(
     "— the reader's share: a rename (no fsync) to the observer", describeLatencies(readerShare),
     "-", "\(readerShare.count)/200 seen", nil)
-
-// MARK: The sync service's messages
-
-measureMessageDecoding()
 
 print("")
 print("| target | ours | baseline | ratio | |")
