@@ -9,6 +9,9 @@
 #                                          pg_ctl's: fast (the default, clients are told) or immediate
 #                                          (every server process is killed at once, as in a crash)
 #   postgres-cluster.sh restart DIR        start it again on the same port
+#   postgres-cluster.sh freeze DIR         stop every server process (SIGSTOP): it holds its connections
+#                                          and answers nothing, as a hung machine would
+#   postgres-cluster.sh thaw DIR           let them go on (SIGCONT)
 #   postgres-cluster.sh destroy DIR        stop the server and delete DIR
 #   postgres-cluster.sh query DIR SQL [DB] run SQL as the superuser in DB (postgres unless given);
 #                                          prints the rows, one a line
@@ -70,13 +73,26 @@ destroy)
     as_owner "$BIN/pg_ctl" -D "$2/data" -m immediate -w stop > /dev/null 2>&1 || true
     case "$2" in /tmp/defaults-postgres.*) rm -rf "$2" ;; esac
     ;;
+freeze | thaw)
+    # SIGSTOP or SIGCONT the postmaster and its children: a database machine that stops
+    # answering without closing a connection (a hung machine, a partition).
+    postmaster=$(sed -n 1p "$2/data/postmaster.pid")
+    signal=STOP; [ "$1" = thaw ] && signal=CONT
+    pids=$postmaster
+    for stat in /proc/[0-9]*/stat; do
+        # The parent's id is the second field after the command's closing parenthesis.
+        parent=$(sed -n 's/.*) [A-Za-z] \([0-9]*\) .*/\1/p' "$stat" 2> /dev/null || true)
+        [ "$parent" = "$postmaster" ] && pids="$pids $(basename "$(dirname "$stat")")"
+    done
+    kill -s "$signal" $pids
+    ;;
 query)
     BIN=$(bindir)
     port=$(sed -n 4p "$2/data/postmaster.pid")
     as_owner "$BIN/psql" -h "$2" -p "$port" -U postgres -d "${4:-postgres}" -qAt -v ON_ERROR_STOP=1 -c "$3"
     ;;
 *)
-    echo "usage: $0 available | start PORT | stop DIR [MODE] | restart DIR | destroy DIR | query DIR SQL [DB]" >&2
+    echo "usage: $0 available | start PORT | stop DIR [MODE] | restart DIR | freeze DIR | thaw DIR | destroy DIR | query DIR SQL [DB]" >&2
     exit 2
     ;;
 esac

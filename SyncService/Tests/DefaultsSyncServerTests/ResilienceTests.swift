@@ -94,6 +94,32 @@ struct ResilienceTests {
         }
     }
 
+    @Test func anInstanceWhoseDatabaseStopsAnsweringStillStopsOnSIGTERM() async throws {
+        // A cluster of its own, since this test freezes it.
+        let cluster = try PostgresCluster.start()
+        defer {
+            try? cluster.thaw()
+            cluster.destroy()
+        }
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let server = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        let token = try await key.token(user: "olga")
+        let machine = try await SyncProcess(
+            configDirectory: directory.machine("one"), url: server.url, namespace: "-", token: token)
+        try await machine.set("k", "v")
+        try await machine.waitForSync()
+        // The database's machine hangs: its connections stay open and answer nothing. A push is on
+        // its way to it as the instance is told to stop (the machine sends it within moments).
+        try cluster.freeze()
+        try await machine.set("k", "while-frozen")
+        try await Task.sleep(for: .seconds(1))
+        server.child.signal(SIGTERM)
+        // The push's transaction has its deadline (30 s), the stop its own (SyncServer).
+        let termination = try await server.child.wait(timeout: .seconds(120))
+        #expect(termination == .exited(0), "\(termination); \(server.log.suffix(3000))")
+    }
+
     @Test func aDatabaseMigratedByANewerServerIsRefusedAndLeftAsItIs() async throws {
         let cluster = try #require(PostgresCluster.shared)
         let directory = try TemporaryDirectory()

@@ -49,6 +49,10 @@ struct PostgresCluster: ThrowawayServer {
         case fast, immediate
     }
     func restart() throws { try Self.runScript(["restart", directory]) }
+    /// Stops every server process where it is (SIGSTOP): its connections stay open and nothing is
+    /// answered, as when its machine hangs. ``thaw()`` lets them go on.
+    func freeze() throws { try Self.runScript(["freeze", directory]) }
+    func thaw() throws { try Self.runScript(["thaw", directory]) }
     func destroy() { _ = try? Self.runScript(["destroy", directory]) }
 
     /// Runs `sql` as the superuser in `database`; returns the rows, one a line.

@@ -29,6 +29,13 @@ public enum SyncServer {
     /// and past the queue their connections are dropped and tried again.
     static let listenBacklog = 4096
 
+    /// How long a graceful stop may take before the instance's work is cancelled: requests under
+    /// way end within ``DatabasePool/transactionLimit``, and devices are sent a close frame.
+    static let longestGracefulStop = Duration.seconds(60)
+    /// How long the cancelled work then has before the process ends with an error, rather than
+    /// hang: within systemd's default `TimeoutStopSec` (90 s) altogether.
+    static let longestCancelledStop = Duration.seconds(20)
+
     /// Runs until SIGTERM or SIGINT; `listening` is told the devices' port once it accepts
     /// connections, and `metricsListening` the metrics listener's.
     public static func run(
@@ -108,9 +115,11 @@ public enum SyncServer {
         // connection closed with a close frame), then the databases' fan-outs and pools.
         services.append(.init(service: devicePort))
         services.append(.init(service: DrainLog(metrics: metrics, logger: logger), successTerminationBehavior: .ignore))
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = Self.longestGracefulStop
+        groupConfiguration.maximumCancellationDuration = Self.longestCancelledStop
+        let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
         logger.notice("stopped")
     }

@@ -56,6 +56,8 @@ final class DatabasePool: Service, Sendable {
     static let longestSearch = Duration.seconds(120)
     /// The longest a transaction may take, the wait for a pooled connection included.
     static let transactionLimit = Duration.seconds(30)
+    /// The longest a retired or stopped pool is given to close its connections.
+    static let poolStopLimit = Duration.seconds(10)
 
     /// A pool on `startingAt`, the index of one of the URL's servers.
     init(database: PostgresURL, startingAt index: Int, maximumConnections: Int, logger: Logger) throws {
@@ -102,7 +104,10 @@ final class DatabasePool: Service, Sendable {
                         // which PostgresNIO would answer by closing its connections at once.
                         for await _ in retired {}
                         running.cancel()
-                        await running.value
+                        // PostgresNIO's pool ends once its last connection has; a keep-alive query
+                        // on a connection that has just closed is never answered (``Deadline``).
+                        // Waited for at most `poolStopLimit`, even by a cancelled stop.
+                        await Task { _ = try? await Deadline.run(Self.poolStopLimit) { await running.value } }.value
                     }
                 }
             }
