@@ -70,21 +70,25 @@ restart)
     ;;
 destroy)
     BIN=$(bindir)
+    # A frozen cluster would not stop.
+    bash "$0" thaw "$2" > /dev/null 2>&1 || true
     as_owner "$BIN/pg_ctl" -D "$2/data" -m immediate -w stop > /dev/null 2>&1 || true
     case "$2" in /tmp/defaults-postgres.*) rm -rf "$2" ;; esac
     ;;
 freeze | thaw)
     # SIGSTOP or SIGCONT the postmaster and its children: a database machine that stops
-    # answering without closing a connection (a hung machine, a partition).
+    # answering without closing a connection (a hung machine, a partition). The postmaster is
+    # stopped first, so that it forks no child the scan misses; a child may end meanwhile.
     postmaster=$(sed -n 1p "$2/data/postmaster.pid")
     signal=STOP; [ "$1" = thaw ] && signal=CONT
-    pids=$postmaster
+    kill -s "$signal" "$postmaster"
+    children=""
     for stat in /proc/[0-9]*/stat; do
         # The parent's id is the second field after the command's closing parenthesis.
         parent=$(sed -n 's/.*) [A-Za-z] \([0-9]*\) .*/\1/p' "$stat" 2> /dev/null || true)
-        [ "$parent" = "$postmaster" ] && pids="$pids $(basename "$(dirname "$stat")")"
+        [ "$parent" = "$postmaster" ] && children="$children $(basename "$(dirname "$stat")")"
     done
-    kill -s "$signal" $pids
+    [ -z "$children" ] || kill -s "$signal" $children 2> /dev/null || true
     ;;
 query)
     BIN=$(bindir)

@@ -2,6 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import DefaultsSyncServer
+
 /// Instances come and go, PostgreSQL restarts: devices reconnect, and nothing acknowledged is lost.
 @Suite(.serialized, .enabled(if: PostgresCluster.isAvailable, "needs Debian's postgresql package"), .postgresCluster)
 struct ResilienceTests {
@@ -110,14 +112,21 @@ struct ResilienceTests {
         try await machine.set("k", "v")
         try await machine.waitForSync()
         // The database's machine hangs: its connections stay open and answer nothing. A push is on
-        // its way to it as the instance is told to stop (the machine sends it within moments).
+        // its way to it as the instance is told to stop (the machine sends it within moments), and
+        // the instance reads its directory of nodes every second.
         try cluster.freeze()
         try await machine.set("k", "while-frozen")
         try await Task.sleep(for: .seconds(1))
+        let signalled = ContinuousClock.now
         server.child.signal(SIGTERM)
-        // The push's transaction has its deadline (30 s), the stop its own (SyncServer).
+        // Each request has its deadline (30 s), each pool its own: the stop ends within its own
+        // limit, not cancelled, and so does not need the process to be ended.
         let termination = try await server.child.wait(timeout: .seconds(120))
+        let stop = ContinuousClock.now - signalled
         #expect(termination == .exited(0), "\(termination); \(server.log.suffix(3000))")
+        #expect(stop < SyncServer.longestGracefulStop, "\(stop); \(server.log.suffix(3000))")
+        #expect(
+            server.log.contains("stopped") && !server.log.contains("the stop has taken"), "\(server.log.suffix(3000))")
     }
 
     @Test func aDatabaseMigratedByANewerServerIsRefusedAndLeftAsItIs() async throws {

@@ -284,7 +284,10 @@ actor ChangeFanout: Service {
         // The listener found the primary: the pool's requests go there too.
         storage.pool.follow(server)
         guard listener.adopt(connection) else { return }  // stopped while it connected
-        let seal = try await storage.seal(on: connection)
+        // Within a deadline: a stop may close the connection under the query.
+        let seal = try await Deadline.run(DatabasePool.transactionLimit) { [storage] in
+            try await storage.seal(on: connection)
+        }
         try await connection.listen(on: ServiceSchema.channel) { notifications in
             connected()
             await self.listenerListens()

@@ -51,6 +51,9 @@ final class ServiceNode: Sendable {
         }
     }
 
+    /// The longest a node's preparation (the schema's migration, the role's checks) may take.
+    static let preparationLimit = Duration.seconds(300)
+
     /// Migrates the schema, and warns when row-level security cannot hold the server's role;
     /// returns the server (of the URL's list) it did so on.
     private static func prepare(
@@ -64,13 +67,17 @@ final class ServiceNode: Sendable {
             throw ServiceStorageError("cannot connect to \(database): \(String(reflecting: error))")
         }
         defer { Task { try? await connection.close() } }
-        try await ServiceSchema.migrator.migrate(connection, logger: logger)
-        if try await ServiceSchema.bypassesRowSecurity(connection, logger: logger) {
-            logger.warning(
-                "\(database.user) is a superuser or has BYPASSRLS: row-level security does not hold it; connect as an ordinary role"
-            )
+        // Within a deadline, and given up at once by a stopping instance: a database that stops
+        // answering, or a migration waiting for another instance's lock, would hold it for ever.
+        try await Deadline.run(Self.preparationLimit) {
+            try await ServiceSchema.migrator.migrate(connection, logger: logger)
+            if try await ServiceSchema.bypassesRowSecurity(connection, logger: logger) {
+                logger.warning(
+                    "\(database.user) is a superuser or has BYPASSRLS: row-level security does not hold it; connect as an ordinary role"
+                )
+            }
+            try await ServiceSchema.warnOfOtherRoles(connection, logger: logger)
         }
-        try await ServiceSchema.warnOfOtherRoles(connection, logger: logger)
         return server
     }
 }

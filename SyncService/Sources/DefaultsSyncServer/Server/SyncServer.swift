@@ -32,8 +32,8 @@ public enum SyncServer {
     /// How long a graceful stop may take before the instance's work is cancelled: requests under
     /// way end within ``DatabasePool/transactionLimit``, and devices are sent a close frame.
     static let longestGracefulStop = Duration.seconds(60)
-    /// How long the cancelled work then has before the process ends with an error, rather than
-    /// hang: within systemd's default `TimeoutStopSec` (90 s) altogether.
+    /// How long the cancelled work then has before the process exits with status 1 rather than
+    /// hang (``StopWatchdog``): within systemd's default `TimeoutStopSec` (90 s) altogether.
     static let longestCancelledStop = Duration.seconds(20)
 
     /// Runs until SIGTERM or SIGINT; `listening` is told the devices' port once it accepts
@@ -114,11 +114,15 @@ public enum SyncServer {
         // Stopped in the reverse order: the drain's log line first, then the devices' port (each
         // connection closed with a close frame), then the databases' fan-outs and pools.
         services.append(.init(service: devicePort))
-        services.append(.init(service: DrainLog(metrics: metrics, logger: logger), successTerminationBehavior: .ignore))
+        let watchdog = StopWatchdog(logger: logger)
+        defer { watchdog.cancel() }
+        services.append(
+            .init(
+                service: DrainLog(metrics: metrics, logger: logger, watchdog: watchdog),
+                successTerminationBehavior: .ignore))
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = Self.longestGracefulStop
-        groupConfiguration.maximumCancellationDuration = Self.longestCancelledStop
         let group = ServiceGroup(configuration: groupConfiguration)
         try await group.run()
         logger.notice("stopped")
@@ -200,15 +204,17 @@ public enum SyncServer {
     }
 }
 
-/// Logs the start of a graceful stop (SIGTERM or SIGINT) with the connections it closes: the
-/// first service the signal reaches, before the server drains.
+/// Logs the start of a graceful stop (SIGTERM or SIGINT) with the connections it closes, and
+/// starts the stop's watchdog: the first service the signal reaches, before the server drains.
 private struct DrainLog: Service {
     let metrics: ServerMetrics
     let logger: Logger
+    let watchdog: StopWatchdog
 
     func run() async throws {
         // Throws only when cancelled: then there is no drain to log.
         try await gracefulShutdown()
+        watchdog.stopBegan()
         logger.notice("stopping (SIGTERM or SIGINT): draining \(metrics.currentConnections) connection(s)")
     }
 }

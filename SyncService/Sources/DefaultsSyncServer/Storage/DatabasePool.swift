@@ -107,7 +107,13 @@ final class DatabasePool: Service, Sendable {
                         // PostgresNIO's pool ends once its last connection has; a keep-alive query
                         // on a connection that has just closed is never answered (``Deadline``).
                         // Waited for at most `poolStopLimit`, even by a cancelled stop.
-                        await Task { _ = try? await Deadline.run(Self.poolStopLimit) { await running.value } }.value
+                        let stopped = await Task {
+                            (try? await Deadline.run(Self.poolStopLimit) { await running.value }) != nil
+                        }.value
+                        if !stopped {
+                            self.logger.warning(
+                                "a pool of database connections did not stop within \(Self.poolStopLimit); left behind")
+                        }
                     }
                 }
             }
