@@ -9,13 +9,15 @@ final class Peer: Sendable {
 
     private let process: Process
     private let input: FileHandle
+    /// The child's `XDG_CONFIG_HOME`, removed by ``quit()``.
+    private let directory: URL
     private let lines = Mutex<(complete: [String], partial: String, read: Int)>(([], "", 0))
 
     init(role: String, url: String, namespace: String, token: String? = nil, arguments: [String] = []) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         process.arguments = ["--child", role] + arguments
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p8-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("p8-\(UUID().uuidString)")
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = directory.path
         environment["DEFAULTS_SYNC_URL"] = url
@@ -45,6 +47,14 @@ final class Peer: Sendable {
 
     func send(_ line: String) {
         input.write(Data((line + "\n").utf8))
+    }
+
+    /// Tells the child to stop (unless it has ended by itself), waits until it has, and removes
+    /// its config directory. A child that has just ended makes the write fail (SIGPIPE is ignored).
+    func quit() {
+        if process.isRunning { try? input.write(contentsOf: Data("quit\n".utf8)) }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
     }
 
     /// The next unread line matching `predicate` (lines before it are consumed).

@@ -141,6 +141,18 @@ final class Service {
         return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
     }
 
+    /// Runs `body` with the instances stopped where they are (SIGSTOP), then lets them go on: an
+    /// idle instance still receives and opens every notification on the database (in `perf`,
+    /// 2026-12-03, the two of P11's first run took 4.6 % of the machine during the writes of its
+    /// 10,000-connection run), which a run measured on other instances should not pay.
+    func paused<Result>(_ body: () throws -> Result) rethrows -> Result {
+        for instance in instances { kill(instance.process.processIdentifier, SIGSTOP) }
+        defer {
+            for instance in instances { kill(instance.process.processIdentifier, SIGCONT) }
+        }
+        return try body()
+    }
+
     func stop() {
         for instance in instances {
             instance.process.terminate()

@@ -111,8 +111,10 @@ public enum SyncServer {
                         page: metricsPage, host: configuration.metricsHost, port: metricsPort, deadline: idle,
                         logger: logger, listening: metricsListening)))
         }
-        // Stopped in the reverse order: the drain's log line first, then the devices' port (each
-        // connection closed with a close frame), then the databases' fan-outs and pools.
+        // Stopped in the reverse order: the drain's log line first, then the devices' port, then
+        // the databases' fan-outs and pools. The port's service returns once its listener is
+        // closed: Hummingbird closes the connections (each with a close frame) in a task of its
+        // own, which the pools' stop does not wait for.
         services.append(.init(service: devicePort))
         let watchdog = StopWatchdog(logger: logger)
         defer { watchdog.cancel() }
