@@ -27,8 +27,10 @@ The tests say what to do and assert what they are told; this script asserts noth
 """
 
 import json
+import os
 import shutil
 import sys
+import tempfile
 import time
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -43,7 +45,8 @@ def available():
     return bool(shutil.which("chromium") and shutil.which("chromedriver"))
 
 
-def start():
+def start(scratch):
+    """Chromium, its temporary files in `scratch` (it leaves its singleton directories behind)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -53,7 +56,8 @@ def start():
                      "--window-size=1280,900", "--no-first-run", "--disable-extensions"]:
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    browser = webdriver.Chrome(service=Service(DRIVER), options=options)
+    service = Service(DRIVER, env=dict(os.environ, TMPDIR=scratch))
+    browser = webdriver.Chrome(service=service, options=options)
     # A busy machine is slow, not broken: the waits only keep a broken test from hanging.
     browser.set_script_timeout(120)
     browser.set_page_load_timeout(120)
@@ -256,7 +260,8 @@ def handle(browser, command):
 def main():
     if "--check" in sys.argv:
         sys.exit(0 if available() else 1)
-    browser = start()
+    scratch = tempfile.mkdtemp(prefix="editor-driver-")
+    browser = start(scratch)
     try:
         for line in sys.stdin:
             command = json.loads(line)
@@ -270,6 +275,7 @@ def main():
             print(json.dumps(answer), flush=True)
     finally:
         browser.quit()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,13 @@ struct EncryptionAttackTests {
         return directory
     }
 
+    /// Removes `directory` once the heads remembered in it are written: written later, they
+    /// would make it again.
+    static func remove(_ directory: URL) {
+        _ = try? Defaults.flushAll()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     static func rollbacks(_ store: EncryptedSyncStore) -> [EndToEndError] {
         store.detectedTampering.filter { if case .rolledBack = $0 { true } else { false } }
     }
@@ -48,7 +55,7 @@ struct EncryptionAttackTests {
     @Test func anOlderSealedRecordPutBackIsRefusedByANewDeviceAndRepairedByTheOneThatSawTheNewer() async throws {
         let server = InMemorySyncServer()
         let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { Self.remove(directory) }
         let (first, firstRunning) = try await Self.device("first", on: server, directory: directory)
         try await first.push([Self.value("old", at: 10)])
         let old = try #require(server.record(forKey: first.storedName(forKey: "diary")))
@@ -158,7 +165,7 @@ struct EncryptionAttackTests {
     @Test func aNamespaceRolledBackWholeIsNoticedOnlyByADeviceThatSawALaterHead() async throws {
         let server = InMemorySyncServer()
         let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { Self.remove(directory) }
         var snapshotHead: SyncTimestamp?
         do {
             let (first, running) = try await Self.device("first", on: server, directory: directory)

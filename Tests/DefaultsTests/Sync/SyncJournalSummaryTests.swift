@@ -7,12 +7,13 @@ import Testing
 
 /// What `defaults-sync status` counts from a journal on disk, with no engine: the same rule as the
 /// engine's status (`SyncRules.standing`), from what the journal and the administrator's files say.
-@Suite struct SyncJournalSummaryTests {
+@Suite final class SyncJournalSummaryTests {
+    let root: URL
     let directory: URL
     let administrator: URL
 
     init() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+        root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "journal-summary-\(UUID().uuidString)", isDirectory: true)
         directory = root.appendingPathComponent("config", isDirectory: true)
         administrator = root.appendingPathComponent("xdg", isDirectory: true)
@@ -22,6 +23,10 @@ import Testing
             try FileManager.default.createDirectory(
                 at: made, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: root)
     }
 
     func write(_ values: [String: Any], to url: URL) throws {
