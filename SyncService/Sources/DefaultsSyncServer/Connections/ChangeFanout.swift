@@ -284,9 +284,10 @@ actor ChangeFanout: Service {
         // The listener found the primary: the pool's requests go there too.
         storage.pool.follow(server)
         guard listener.adopt(connection) else { return }  // stopped while it connected
-        // Within a deadline: a stop may close the connection under the query.
-        let seal = try await Deadline.run(DatabasePool.transactionLimit) { [storage] in
-            try await storage.seal(on: connection)
+        // Within a deadline, and given up at once by a stop, which closes the connection under
+        // the query (PostgresNIO then never answers it).
+        let seal = try await cancelWhenGracefulShutdown { [storage] in
+            try await Deadline.run(DatabasePool.transactionLimit) { try await storage.seal(on: connection) }
         }
         try await connection.listen(on: ServiceSchema.channel) { notifications in
             connected()

@@ -217,8 +217,11 @@ final class InstanceNodes: Service, Sendable {
         {
             do {
                 let url = try entry.reference.resolve()
-                let node = try await ServiceNode.open(
-                    name: name, url: url, configuration: configuration, metrics: metrics, logger: logger)
+                // Given up at once by a stopping instance: a migration may wait on another's lock.
+                let node = try await cancelWhenGracefulShutdown { [configuration, metrics, logger] in
+                    try await ServiceNode.open(
+                        name: name, url: url, configuration: configuration, metrics: metrics, logger: logger)
+                }
                 // Left the directory, or its reference changed, while it opened: never run.
                 guard
                     named.withLock({ named in
@@ -237,6 +240,7 @@ final class InstanceNodes: Service, Sendable {
                 }
                 return
             } catch {
+                if Task.isCancelledOrShuttingDown { return }
                 if !warned {
                     logger.warning("cannot open node \(name): \(escaped(String(reflecting: error))); trying again")
                     warned = true

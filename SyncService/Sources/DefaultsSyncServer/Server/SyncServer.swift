@@ -214,8 +214,14 @@ private struct DrainLog: Service {
     let watchdog: StopWatchdog
 
     func run() async throws {
-        // Throws only when cancelled: then there is no drain to log.
-        try await gracefulShutdown()
+        do {
+            try await gracefulShutdown()
+        } catch {
+            // Cancelled (a service failed and the group cancels the others): no drain to log,
+            // but the cancelled work is given an end too.
+            watchdog.workCancelled()
+            throw error
+        }
         watchdog.stopBegan()
         logger.notice("stopping (SIGTERM or SIGINT): draining \(metrics.currentConnections) connection(s)")
     }
