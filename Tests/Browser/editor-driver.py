@@ -261,8 +261,9 @@ def main():
     if "--check" in sys.argv:
         sys.exit(0 if available() else 1)
     scratch = tempfile.mkdtemp(prefix="editor-driver-")
-    browser = start(scratch)
+    browser = None
     try:
+        browser = start(scratch)
         for line in sys.stdin:
             command = json.loads(line)
             if command.get("do") == "quit":
@@ -274,8 +275,11 @@ def main():
                 answer = {"ok": False, "error": "%s: %s" % (type(error).__name__, error)}
             print(json.dumps(answer), flush=True)
     finally:
-        browser.quit()
-        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            if browser is not None:
+                browser.quit()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

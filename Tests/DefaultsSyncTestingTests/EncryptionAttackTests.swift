@@ -41,8 +41,8 @@ struct EncryptionAttackTests {
         return directory
     }
 
-    /// Removes `directory` once the heads remembered in it are written: written later, they
-    /// would make it again.
+    /// Removes `directory` once the heads remembered in it are written (its devices stopped):
+    /// written later, they would make it again.
     static func remove(_ directory: URL) {
         _ = try? Defaults.flushAll()
         try? FileManager.default.removeItem(at: directory)
@@ -57,6 +57,7 @@ struct EncryptionAttackTests {
         let directory = try Self.temporaryDirectory()
         defer { Self.remove(directory) }
         let (first, firstRunning) = try await Self.device("first", on: server, directory: directory)
+        defer { firstRunning.stop() }  // before the directory goes
         try await first.push([Self.value("old", at: 10)])
         let old = try #require(server.record(forKey: first.storedName(forKey: "diary")))
         try await first.push([Self.value("new", at: 20)])
@@ -189,6 +190,7 @@ struct EncryptionAttackTests {
 
         // The first device, restarted, remembers the later head: the older one is refused.
         let (restarted, running) = try await Self.device("first", on: server, directory: directory)
+        defer { running.stop() }  // before the directory goes
         #expect(try await restarted.records(forKeys: ["diary"]).isEmpty, "older than the head it saw")
         try await waitUntil("the restarted device to report the rollback") { Self.rollbacks(restarted).count >= 1 }
         try await running.waitUntilConnected(times: 2)

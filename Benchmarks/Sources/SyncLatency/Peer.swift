@@ -49,11 +49,17 @@ final class Peer: Sendable {
         input.write(Data((line + "\n").utf8))
     }
 
-    /// Tells the child to stop (unless it has ended by itself), waits until it has, and removes
-    /// its config directory. A child that has just ended makes the write fail (SIGPIPE is ignored).
+    /// Tells the child to stop (unless it has ended by itself), waits until it has (killing it
+    /// after a minute), and removes its config directory. A child that has just ended makes the
+    /// write fail (SIGPIPE is ignored).
     func quit() {
         if process.isRunning { try? input.write(contentsOf: Data("quit\n".utf8)) }
-        process.waitUntilExit()
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -145,12 +145,40 @@ final class Service {
     /// idle instance still receives and opens every notification on the database (in `perf`,
     /// 2026-12-03, the two of P11's first run took 4.6 % of the machine during the writes of its
     /// 10,000-connection run), which a run measured on other instances should not pay.
+    /// Once going again, they are given time to catch up (``settle()``) before what follows uses
+    /// them.
     func paused<Result>(_ body: () throws -> Result) rethrows -> Result {
         for instance in instances { kill(instance.process.processIdentifier, SIGSTOP) }
         defer {
             for instance in instances { kill(instance.process.processIdentifier, SIGCONT) }
+            settle()
         }
         return try body()
+    }
+
+    /// Waits until every instance answers `GET /health` with 200 (a minute at most each), then a
+    /// few seconds more for the notifications that reached it meanwhile.
+    func settle() {
+        for instance in instances {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, !Self.answersHealth(port: instance.port) { usleep(200_000) }
+        }
+        sleep(3)
+    }
+
+    /// Whether the devices' port at `port` answers `GET /health` with 200, through `curl`.
+    private static func answersHealth(port: Int) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = [
+            "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "http://127.0.0.1:\(port)/health",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        guard (try? process.run()) != nil else { return false }
+        let code = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return code == "200"
     }
 
     func stop() {
