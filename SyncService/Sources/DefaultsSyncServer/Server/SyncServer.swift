@@ -37,7 +37,8 @@ public enum SyncServer {
     static let longestCancelledStop = Duration.seconds(20)
 
     /// Runs until SIGTERM or SIGINT; `listening` is told the devices' port once it accepts
-    /// connections, and `metricsListening` the metrics listener's.
+    /// connections, and `metricsListening` the metrics listener's. A stop that outlasts its
+    /// limits ends the process with status 1 (``StopWatchdog``): this is the process's server.
     public static func run(
         _ configuration: SyncServerConfiguration,
         logger: Logger,
