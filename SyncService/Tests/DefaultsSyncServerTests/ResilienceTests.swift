@@ -129,6 +129,28 @@ struct ResilienceTests {
             server.log.contains("stopped") && !server.log.contains("the stop has taken"), "\(server.log.suffix(3000))")
     }
 
+    @Test func anInstanceWhosePortIsTakenSaysWhyAndExitsWithoutTheWatchdog() async throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let directory = try TemporaryDirectory()
+        let key = try await TokenKey(in: directory)
+        let first = try await SyncServerProcess(database: cluster.url, keyFile: key.path)
+        // Its port's service fails once the instance runs: the group cancels the others, and the
+        // cancelled instance ends by itself, well before the watchdog would end it, saying why and
+        // nothing of the cancellation.
+        let second = try ChildProcess.run(
+            SyncServerProcess.executable,
+            ["serve", "--database-url", cluster.url, "--port", "\(first.port)", "--token-key-file", key.path],
+            timeout: .seconds(120))
+        #expect(second.status == 1, "\(second)")
+        #expect(second.error.lowercased().contains("address already in use"), "\(second.error.suffix(3000))")
+        #expect(!second.error.contains("the stop has not ended"), "\(second.error.suffix(3000))")
+        let cancellationsWarnedOf = second.error.split(separator: "\n").filter { line in
+            (line.contains(" warning ") || line.contains(" error ")) && line.contains("CancellationError")
+        }
+        #expect(cancellationsWarnedOf.isEmpty, "\(second.error.suffix(3000))")
+        #expect(try await first.connections() == 0, "the first instance still answers")
+    }
+
     @Test func aDatabaseMigratedByANewerServerIsRefusedAndLeftAsItIs() async throws {
         let cluster = try #require(PostgresCluster.shared)
         let directory = try TemporaryDirectory()

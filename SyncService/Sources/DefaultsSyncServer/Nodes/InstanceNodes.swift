@@ -123,6 +123,7 @@ final class InstanceNodes: Service, Sendable {
                 warned = false
                 await apply(nodes, moves: moves)
             } catch {
+                if Task.isCancelledOrShuttingDown { break }  // ended by the stop: nothing to say
                 // Once, however long the database stays away: its loss is logged elsewhere too.
                 if !warned {
                     logger.warning("could not read the directory of nodes: \(escaped(String(reflecting: error)))")
@@ -203,6 +204,7 @@ final class InstanceNodes: Service, Sendable {
                     logger.notice("user \(escaped(user)) is no longer on node \(name): closed \(closed) device(s)")
                 }
             } catch {
+                if Task.isCancelledOrShuttingDown { return }
                 logger.warning(
                     "could not read the placement of node \(name)'s users: \(escaped(String(reflecting: error)))")
             }
