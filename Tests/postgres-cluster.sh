@@ -44,6 +44,9 @@ start)
     BIN=$(bindir)
     port="$2"
     dir=$(mktemp -d /tmp/defaults-postgres.XXXXXX)
+    # A start that fails part-way (the port taken meanwhile, the role not created) leaves no
+    # server running and no directory: the caller, not knowing the directory, tries another port.
+    trap 'bash "$0" destroy "$dir" > /dev/null 2>&1 || true' EXIT
     chmod 0755 "$dir"
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     as_owner "$BIN/initdb" -D "$dir/data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
@@ -58,6 +61,7 @@ CONF
     as_owner "$BIN/psql" -h "$dir" -p "$port" -U postgres -d postgres -q -v ON_ERROR_STOP=1 \
         -c "CREATE ROLE defaults LOGIN PASSWORD '$PASSWORD'" \
         -c "CREATE DATABASE defaults_sync OWNER defaults" > /dev/null
+    trap - EXIT
     echo "$dir"
     ;;
 stop)
