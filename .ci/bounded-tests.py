@@ -16,6 +16,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+
+# How long a test process may take to exit once its run has closed (its atexit handlers flush).
+EXIT_LIMIT = 120
 
 STATUS = ("◇", "✔", "✘", "➜", "↳")  # the symbols Swift Testing's lines begin with
 STARTED = re.compile(r"^◇ Test (?!case passing )(.+) started\.$")
@@ -28,6 +32,7 @@ class Progress:
     def __init__(self):
         self.running = {}
         self.in_issue = False
+        self.closed_at = None  # when the run's closing line came
         self.lock = threading.Lock()
 
     def take(self, line):
@@ -41,6 +46,8 @@ class Progress:
             if line.startswith("↳"):
                 return self.in_issue  # an issue's details
             if line.startswith(STATUS):
+                if "Test run with" in line:
+                    self.closed_at = time.monotonic()
                 self.in_issue = line.startswith("✘")
                 return line.startswith(("✘", "➜")) or "Test run with" in line
             # An issue's message goes on over the lines that follow it.
@@ -113,7 +120,7 @@ def threads(pid, log_path):
     return lines
 
 
-def report_hang(process, progress, limit, log_path):
+def report_hang(process, progress, what, log_path):
     under = descendants(process.pid)
     for pid in under:
         if "PackageTests" in command_line(pid):
@@ -126,7 +133,7 @@ def report_hang(process, progress, limit, log_path):
     print("The tests that started and have not ended:")
     for name in progress.unfinished() or ["(none: every test that started has ended)"]:
         print("  " + name)
-    print("error: still running after %d s: a hang" % limit)
+    print("error: %s" % what)
     sys.stdout.flush()
 
 
@@ -150,14 +157,24 @@ def main():
 
     reader = threading.Thread(target=copy, daemon=True)
     reader.start()
-    try:
-        status = process.wait(timeout=limit)
-    except subprocess.TimeoutExpired:
-        report_hang(process, progress, limit, log_path)
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        print("error: killed after %d s; the whole output is in %s" % (limit, log_path))
-        return 1
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            status = process.wait(timeout=5)
+            break
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if progress.closed_at is not None and now > progress.closed_at + EXIT_LIMIT:
+                hang = "the run closed %d s ago, and its process has not exited: a hang at exit" % EXIT_LIMIT
+            elif now > deadline:
+                hang = "still running after %d s: a hang" % limit
+            else:
+                continue
+            report_hang(process, progress, hang, log_path)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            print("error: killed; the whole output is in %s" % log_path)
+            return 1
     # A child left running with the output open would keep the reader waiting: end them too.
     reader.join(timeout=30)
     try:
