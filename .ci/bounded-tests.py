@@ -20,6 +20,8 @@ import time
 
 # How long a test process may take to exit once its run has closed (its atexit handlers flush).
 EXIT_LIMIT = 120
+# At most this many lines of a run are printed (CI keeps only so much); the log has them all.
+SHOWN_LIMIT = 300
 
 STATUS = ("◇", "✔", "✘", "➜", "↳")  # the symbols Swift Testing's lines begin with
 STARTED = re.compile(r"^◇ Test (?!case passing )(.+) started\.$")
@@ -146,14 +148,21 @@ def main():
                                stdin=subprocess.DEVNULL, start_new_session=True)
 
     def copy():
+        shown = 0
         with open(log_path, "w") as log:
             for raw in process.stdout:
                 # Without the colours Swift Testing gives a terminal-like TERM.
                 line = re.sub(r"\x1b\[[0-9;]*m", "", raw.decode(errors="replace").rstrip("\n"))
                 log.write(line + "\n")
                 log.flush()
-                if progress.take(line):
+                if not progress.take(line):
+                    continue
+                # The closing line is always shown: CI reads it.
+                if shown < SHOWN_LIMIT or "Test run with" in line:
                     print(line, flush=True)
+                elif shown == SHOWN_LIMIT:
+                    print("(more in %s)" % log_path, flush=True)
+                shown += 1
 
     reader = threading.Thread(target=copy, daemon=True)
     reader.start()
