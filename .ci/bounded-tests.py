@@ -2,9 +2,10 @@
 """Runs a `swift test` command for CI: its whole output goes to a log, and CI's own output keeps
 what a reader needs (skipped tests, failures with their messages, the closing line).
 
-A run that outlives its limit is a hang, which CI would otherwise only see as its own time-out,
-with no word of where: the tests that started and never ended are printed, then the stacks of
-every thread of the test processes (gdb), and the run is killed.
+A run that outlives its limit, or whose process has not exited 120 s after its closing line, is a
+hang, which CI would otherwise only see as its own time-out, with no word of where: the stacks of
+the test processes' threads (gdb), the processes under the run and the tests that started and never
+ended are printed, and the run is killed.
 
     bounded-tests.py LOG LIMIT_SECONDS -- swift test ...
 """
@@ -143,6 +144,7 @@ def main():
     log_path, limit, command = sys.argv[1], int(sys.argv[2]), sys.argv[4:]
     assert sys.argv[3] == "--", __doc__
     progress = Progress()
+    print("%s (its whole output: %s)" % (" ".join(command), log_path), flush=True)
     # A session of its own, so that a hang is ended with every process under it.
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, start_new_session=True)
