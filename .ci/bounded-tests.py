@@ -45,7 +45,10 @@ class Progress:
             if started and line != "◇ Test run started.":
                 self.running[started.group(1)] = self.running.get(started.group(1), 0) + 1
             elif ended and ended.group(1) in self.running:
-                self.running.pop(ended.group(1))
+                # Tests of several suites may share a name: each end takes one.
+                self.running[ended.group(1)] -= 1
+                if self.running[ended.group(1)] == 0:
+                    del self.running[ended.group(1)]
             if line.startswith("↳"):
                 return self.in_issue  # an issue's details
             if line.startswith(STATUS):
