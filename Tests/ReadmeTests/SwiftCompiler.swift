@@ -24,7 +24,11 @@ enum SwiftCompiler {
         } else {
             arguments += moduleArguments
         }
-        return try ChildProcess.run(path, arguments, timeout: .seconds(300))
+        // The driver leaves a `TemporaryDirectory.*` behind at each run: in a folder of the test's.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("swiftc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        return try ChildProcess.run(path, arguments, environment: ["TMPDIR": scratch.path], timeout: .seconds(300))
     }
 
     /// Where the compiler finds the built Swift modules, the C modules they import (a target's
