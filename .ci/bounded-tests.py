@@ -57,7 +57,7 @@ class Progress:
                 self.in_issue = line.startswith("✘")
                 return line.startswith(("✘", "➜")) or "Test run with" in line
             # An issue's message goes on over the lines that follow it.
-            return self.in_issue or "error:" in line or "Fatal error" in line or "crashed" in line
+            return self.in_issue or "error:" in line or "crashed" in line
 
     def unfinished(self):
         with self.lock:
